@@ -1,0 +1,5 @@
+"""HTTP API blueprints (CONTRACT §3)."""
+
+
+def register_all(app) -> None:
+    pass

@@ -1,0 +1,71 @@
+"""The application factory: one Flask app per server, configured for one data dir."""
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flask import Flask, current_app, send_from_directory
+
+from backend import __version__, errors, security
+from backend.store.db import db
+
+WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+
+
+@dataclass
+class Config:
+    data_dir: Path
+    port: int = 0
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    epoch: str = field(default_factory=lambda: secrets.token_hex(6))
+    # Seconds between WebSocket pings; a client that misses one pong is closed.
+    ping_interval: float = float(os.environ.get("NUMI_WS_PING_INTERVAL", "25"))
+    db_busy_timeout_ms: int = int(os.environ.get("NUMI_DB_BUSY_TIMEOUT_MS", "5000"))
+
+
+def runtime():
+    """The per-app services (secrets, turn registry) for the current request."""
+    return current_app.extensions["numi"]
+
+
+def create_app(config: Config) -> Flask:
+    from backend.runtime import Runtime
+
+    app = Flask(__name__, static_folder=None)
+    app.config.update(
+        PORT=config.port, TOKEN=config.token,
+        MAX_CONTENT_LENGTH=64 * 1024 * 1024,
+        SOCK_SERVER_OPTIONS={"ping_interval": config.ping_interval, "max_message_size": 1 << 20},
+        JSON_SORT_KEYS=False,
+    )
+    app.extensions["numi"] = Runtime(config)
+    errors.init_app(app)
+    security.init_app(app)
+
+    @app.before_request
+    def _connect():
+        db.connect(reuse_if_open=True)
+
+    @app.teardown_request
+    def _close(_exc):
+        if not db.is_closed():
+            db.close()
+
+    from backend.api import register_all
+    register_all(app)
+
+    @app.get("/api/health")
+    def health():
+        return {"ok": True, "version": __version__}
+
+    @app.get("/")
+    def index():
+        return send_from_directory(WEB_DIR, "index.html")
+
+    @app.get("/<path:name>")
+    def static_file(name):
+        return send_from_directory(WEB_DIR, name)
+
+    return app

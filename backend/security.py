@@ -1,0 +1,92 @@
+"""The contract's §2 rules, applied before any route runs.
+
+flask-sock completes the WebSocket handshake before the route function is
+called, so every check lives in before_request: a refused upgrade is a plain
+HTTP 403/401, never a 101 followed by a close.
+"""
+from __future__ import annotations
+
+import hmac
+
+from flask import current_app, jsonify, make_response, redirect, request
+
+from backend.errors import error_body
+
+COOKIE = "numi_session"
+CSP = ("default-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data: blob:; "
+       "style-src 'self' 'unsafe-inline'; font-src 'self' data:; object-src 'none'; "
+       "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+BODY_TYPES = ("application/json", "multipart/form-data")
+
+
+def _refuse(status: int, code: str, message: str):
+    return jsonify(error_body(code, message)), status
+
+
+def _allowed_hosts() -> tuple[str, ...]:
+    port = current_app.config["PORT"]
+    return (f"127.0.0.1:{port}", f"localhost:{port}")
+
+
+def _token_ok() -> bool:
+    token = current_app.config["TOKEN"]
+    header = request.headers.get("Authorization", "")
+    given = header[7:] if header.startswith("Bearer ") else request.cookies.get(COOKIE, "")
+    return bool(given) and hmac.compare_digest(given.encode(), token.encode())
+
+
+def _is_upgrade() -> bool:
+    return request.headers.get("Upgrade", "").lower() == "websocket"
+
+
+def _has_body() -> bool:
+    return bool(request.content_length) or "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+
+
+def check_request():
+    if request.host not in _allowed_hosts():
+        return _refuse(403, "forbidden_host", "This address is only served as 127.0.0.1 or localhost.")
+    path = request.path
+    guarded = path.startswith("/api/") and path != "/api/health" or path.startswith("/ws/")
+    if _is_upgrade() or (path.startswith("/api/") and request.method != "GET"):
+        origin = request.headers.get("Origin")
+        if origin is not None and origin not in tuple("http://" + h for h in _allowed_hosts()):
+            return _refuse(403, "forbidden_origin", "Requests from other web pages are not allowed.")
+    if path == "/" and "token" in request.args:
+        return _sign_in(request.args["token"])
+    if guarded and not _token_ok():
+        return _refuse(401, "unauthorized", "Sign in again: open Numi from its window or the address it printed.")
+    if path.startswith("/api/") and request.method not in ("GET", "HEAD", "OPTIONS") and _has_body():
+        mime = request.mimetype
+        if mime not in BODY_TYPES:
+            return _refuse(415, "unsupported_media_type", "Send the request body as application/json.")
+    if _is_upgrade():
+        # No permessage-deflate: the 1 MiB frame limit is on the bytes as received.
+        request.environ.pop("HTTP_SEC_WEBSOCKET_EXTENSIONS", None)
+    return None
+
+
+def _sign_in(given: str):
+    token = current_app.config["TOKEN"]
+    if not hmac.compare_digest(given.encode(), token.encode()):
+        response = make_response("<!doctype html><title>Numi</title><p>This sign-in link is not valid. "
+                                 "Open Numi again to get a fresh one.</p>", 401)
+        response.mimetype = "text/html"
+        return response
+    response = redirect("/", code=303)
+    response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
+    return response
+
+
+def harden_response(response):
+    response.headers.setdefault("Content-Security-Policy", CSP)
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Referrer-Policy", "no-referrer")
+    if request.path.startswith("/api/"):
+        response.headers.setdefault("Cache-Control", "no-store")
+    return response
+
+
+def init_app(app) -> None:
+    app.before_request(check_request)
+    app.after_request(harden_response)

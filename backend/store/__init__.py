@@ -1,0 +1,1 @@
+"""SQLite storage through peewee: the database object, models and migrations."""

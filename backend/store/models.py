@@ -1,0 +1,123 @@
+"""peewee models mirroring the migrated schema (migrations.py owns the DDL)."""
+from __future__ import annotations
+
+import json
+import secrets
+
+from peewee import (AutoField, BooleanField, FloatField, ForeignKeyField,
+                    IntegerField, Model, TextField)
+
+from backend.store.db import db, now
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+class JsonText(TextField):
+    """JSON in a TEXT column; None stays NULL."""
+
+    def db_value(self, value):
+        return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    def python_value(self, value):
+        return None if value is None else json.loads(value)
+
+
+class Base(Model):
+    class Meta:
+        database = db
+        legacy_table_names = False
+
+
+class Folder(Base):
+    id = TextField(primary_key=True, default=lambda: new_id("f"))
+    name = TextField()
+    parent = ForeignKeyField("self", null=True, column_name="parent_id", on_delete="SET NULL")
+    model_id = TextField(null=True)
+    system_prompt = TextField(null=True)
+    params = JsonText(column_name="params_json", default=dict)
+    created_at = FloatField(default=now)
+
+
+class Chat(Base):
+    id = TextField(primary_key=True, default=lambda: new_id("c"))
+    title = TextField(default="")
+    model_id = TextField(null=True)
+    folder = ForeignKeyField(Folder, null=True, column_name="folder_id", on_delete="SET NULL")
+    system_prompt = TextField(default="")
+    params = JsonText(column_name="params_json", default=dict)
+    pinned = BooleanField(default=False)
+    archived = BooleanField(default=False)
+    temporary = BooleanField(default=False)
+    unread = BooleanField(default=False)
+    created_at = FloatField(default=now)
+    updated_at = FloatField(default=now)
+    deleted_at = FloatField(null=True)
+
+
+class Message(Base):
+    id = AutoField()
+    chat = ForeignKeyField(Chat, column_name="chat_id", on_delete="CASCADE", backref="messages")
+    role = TextField()
+    content = TextField(default="")
+    content_parts = JsonText(column_name="content_parts_json", null=True)
+    reasoning_content = TextField(default="")
+    reasoning_details = JsonText(column_name="reasoning_details_json", null=True)
+    tool_calls = JsonText(column_name="tool_calls_json", null=True)
+    tool_call_id = TextField(null=True)
+    citation_sources = JsonText(column_name="citation_sources_json", null=True)
+    status = TextField(default="complete")
+    model_id = TextField(null=True)
+    usage = JsonText(column_name="usage_json", null=True)
+    error = JsonText(null=True)  # {"code", "message"}
+    request_id = TextField(null=True)
+    tool_error = BooleanField(default=False)
+    created_at = FloatField(default=now)
+    deleted_at = FloatField(null=True)
+
+
+class File(Base):
+    id = TextField(primary_key=True, default=lambda: new_id("file"))
+    sha256 = TextField()
+    name = TextField()
+    mime = TextField()
+    size = IntegerField()
+    created_at = FloatField(default=now)
+
+
+class Provider(Base):
+    id = TextField(primary_key=True, default=lambda: new_id("p"))
+    kind = TextField()
+    name = TextField()
+    base_url = TextField(null=True)
+    enabled = BooleanField(default=True)
+    timeout = FloatField(default=60.0)
+    created_at = FloatField(default=now)
+
+
+class ModelEntry(Base):
+    """A catalog model (named ModelEntry so it does not shadow peewee's Model)."""
+    id = TextField(primary_key=True, default=lambda: new_id("m"))
+    provider = ForeignKeyField(Provider, column_name="provider_id", on_delete="CASCADE", backref="models")
+    wire_api = TextField()
+    api_model = TextField()
+    label = TextField()
+    context_window = IntegerField(null=True)
+    max_output_tokens = IntegerField(null=True)
+    supports_tools = BooleanField(default=False)
+    supports_vision = BooleanField(default=False)
+    supports_reasoning = BooleanField(default=False)
+    fallbacks = JsonText(column_name="fallbacks_json", default=list)
+    created_at = FloatField(default=now)
+
+    class Meta:
+        table_name = "model"
+
+
+class Setting(Base):
+    key = TextField(primary_key=True)
+    value = JsonText(column_name="value_json")
+
+
+ALL_MODELS = [Folder, Chat, Message, File, Provider, ModelEntry, Setting]

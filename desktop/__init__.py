@@ -1,0 +1,1 @@
+"""The desktop shell: the pywebview window and the tray around the backend."""

@@ -1,0 +1,118 @@
+"""Test clients for a running Numi server: HTTP with the token, and WebSocket."""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Api:
+    """A small HTTP client for Numi's API; `token=None` sends none."""
+
+    def __init__(self, port: int, token: str | None):
+        self.port, self.token = port, token
+
+    def request(self, method: str, path: str, body=None, *, headers=None, raw: bytes | None = None,
+                content_type: str = "application/json"):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        hdrs = {"Host": f"127.0.0.1:{self.port}"}
+        if self.token:
+            hdrs["Authorization"] = f"Bearer {self.token}"
+        data = raw
+        if body is not None:
+            data = json.dumps(body).encode()
+        if data is not None:
+            hdrs["Content-Type"] = content_type
+        hdrs.update(headers or {})
+        conn.request(method, path, body=data, headers=hdrs)
+        resp = conn.getresponse()
+        payload = resp.read()
+        conn.close()
+        ctype = resp.getheader("Content-Type", "")
+        parsed = json.loads(payload) if payload and "json" in ctype else payload
+        return Response(resp.status, parsed, dict(resp.getheaders()))
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, body, **kw)
+
+    def patch(self, path, body=None, **kw):
+        return self.request("PATCH", path, body, **kw)
+
+    def put(self, path, body=None, **kw):
+        return self.request("PUT", path, body, **kw)
+
+    def delete(self, path, **kw):
+        return self.request("DELETE", path, **kw)
+
+
+class Response:
+    def __init__(self, status, body, headers):
+        self.status, self.body, self.headers = status, body, headers
+
+    def __repr__(self):
+        return f"<Response {self.status} {self.body!r}>"
+
+
+class ServerProcess:
+    """The real server as a subprocess on a temp data dir (kill -9 and restart included)."""
+
+    def __init__(self, data_dir: Path, env: dict | None = None):
+        self.data_dir = Path(data_dir)
+        self.env = {**os.environ, **(env or {})}
+        self.proc: subprocess.Popen | None = None
+        self.info: dict = {}
+
+    def start(self, timeout: float = 20.0) -> "ServerProcess":
+        info_path = self.data_dir / "server.json"
+        info_path.unlink(missing_ok=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "backend", "--data-dir", str(self.data_dir)],
+            cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        # The server prints its URL once server.json is written: that line is the readiness event.
+        line = self.proc.stdout.readline()
+        if "running at" not in line:
+            raise RuntimeError(f"server did not start: {line!r}")
+        self.info = json.loads(info_path.read_text())
+        return self
+
+    @property
+    def port(self) -> int:
+        return self.info["port"]
+
+    @property
+    def token(self) -> str:
+        return self.info["token"]
+
+    def api(self, token: str | None = "default") -> Api:
+        return Api(self.port, self.token if token == "default" else token)
+
+    def ws_url(self, chat_id: str) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws/{chat_id}"
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def terminate(self, timeout: float = 10.0) -> float:
+        """SIGTERM and wait; returns the seconds it took to exit."""
+        start = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout)
+        return time.monotonic() - start
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        if self.proc and self.proc.stdout:
+            self.proc.stdout.close()
