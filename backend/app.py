@@ -53,8 +53,10 @@ def create_app(config: Config) -> Flask:
         if not db.is_closed():
             db.close()
 
+    from backend import ws
     from backend.api import register_all
     register_all(app)
+    ws.init_app(app)
 
     @app.get("/api/health")
     def health():

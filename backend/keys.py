@@ -1,6 +1,136 @@
-"""Placeholder; replaced by the keyring-backed store."""
+"""API keys in the OS keyring, with an in-memory fallback for this run only.
+
+Keys live under service "numi", username "provider:<id>". When no usable
+keyring exists (headless Linux without a Secret Service, a locked or broken
+one), keys are held in a dict until the process exits: the person can still
+chat, and nothing secret ever reaches the disk. A keyring that fails after the
+probe degrades the same way instead of failing the request.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+
+import keyring
+import keyring.errors
+
+log = logging.getLogger(__name__)
+
+SERVICE = "numi"
+_PROBE_USER = "numi:probe"
+_MEMORY_NOTE = "keys are kept in memory until Numi quits."
+
+
+def _keyring_name() -> str:
+    if sys.platform == "darwin":
+        return "macOS Keychain"
+    if sys.platform.startswith("win"):
+        return "Windows Credential Manager"
+    return "Secret Service"
+
+
+def _username(provider_id: str) -> str:
+    return f"provider:{provider_id}"
+
+
+def _is_unusable(backend) -> bool:
+    """True for keyring's do-nothing backends: fail, null, an empty chainer, anything below priority 1."""
+    from keyring.backends import chainer, fail
+
+    if isinstance(backend, fail.Keyring):
+        return True
+    if isinstance(backend, chainer.ChainerBackend) and not backend.backends:
+        return True
+    return getattr(backend, "priority", 0) < 1
 
 
 class KeyStore:
-    def get(self, provider_id):
-        return None
+    """Thread-safe get/set/delete of provider keys; never logs or persists a key itself."""
+
+    def __init__(self, backend=None):
+        # `backend` lets tests hand in a keyring backend; None means keyring's own choice.
+        self._backend = backend
+        self._lock = threading.RLock()
+        self._memory: dict[str, str] = {}
+        self._status: tuple[bool, str | None] | None = None
+
+    # -- status ---------------------------------------------------------------
+
+    def status(self) -> tuple[bool, str | None]:
+        """(available, reason): whether keys reach the OS keyring, and if not, why."""
+        with self._lock:
+            if self._status is None:
+                self._status = self._probe()
+            return self._status
+
+    def _probe(self) -> tuple[bool, str | None]:
+        try:
+            backend = self._backend if self._backend is not None else keyring.get_keyring()
+            self._backend = backend
+            unusable = _is_unusable(backend)
+        except Exception as exc:  # keyring's detection can raise anything from a plugin
+            return False, self._broken_reason(exc)
+        if unusable:
+            return False, f"No system keyring ({_keyring_name()}) was found; {_MEMORY_NOTE}"
+        try:
+            backend.get_password(SERVICE, _PROBE_USER)
+        except Exception as exc:
+            return False, self._broken_reason(exc)
+        return True, None
+
+    @staticmethod
+    def _broken_reason(exc: BaseException) -> str:
+        # Only the exception type: messages from some backends echo what they were asked.
+        log.warning("system keyring unusable (%s); keeping keys in memory", type(exc).__name__)
+        return (f"The system keyring ({_keyring_name()}) could not be used ({type(exc).__name__}); "
+                f"{_MEMORY_NOTE} Unlock or start your keyring, then restart Numi.")
+
+    def _degrade(self, exc: BaseException) -> None:
+        self._status = (False, self._broken_reason(exc))
+
+    def _use_keyring(self) -> bool:
+        return self.status()[0]
+
+    # -- keys -----------------------------------------------------------------
+
+    def get(self, provider_id: str) -> str | None:
+        with self._lock:
+            if provider_id in self._memory:
+                return self._memory[provider_id]
+            if not self._use_keyring():
+                return None
+            try:
+                return self._backend.get_password(SERVICE, _username(provider_id))
+            except Exception as exc:
+                self._degrade(exc)
+                return None
+
+    def set(self, provider_id: str, key: str) -> None:
+        if not isinstance(key, str) or not key:
+            raise ValueError("an API key must be a non-empty string")
+        with self._lock:
+            if self._use_keyring():
+                try:
+                    self._backend.set_password(SERVICE, _username(provider_id), key)
+                    self._memory.pop(provider_id, None)
+                    return
+                except Exception as exc:
+                    self._degrade(exc)
+            self._memory[provider_id] = key
+
+    def delete(self, provider_id: str) -> None:
+        """Forget the key wherever it is; deleting a key that is not there is fine."""
+        with self._lock:
+            self._memory.pop(provider_id, None)
+            if not self._use_keyring():
+                return
+            try:
+                self._backend.delete_password(SERVICE, _username(provider_id))
+            except keyring.errors.PasswordDeleteError:
+                pass
+            except Exception as exc:
+                self._degrade(exc)
+
+    def has(self, provider_id: str) -> bool:
+        return self.get(provider_id) is not None

@@ -19,3 +19,64 @@ def server(tmp_path):
 @pytest.fixture
 def api(server):
     return server.api()
+
+
+@pytest.fixture
+def start_server(tmp_path):
+    """Start real servers with extra env (e.g. a short busy timeout); all are stopped afterwards."""
+    started = []
+
+    def start(env: dict | None = None, data_dir=None) -> ServerProcess:
+        proc = ServerProcess(data_dir or tmp_path / f"data{len(started)}", env=env).start()
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        proc.stop()
+
+
+@pytest.fixture
+def fake():
+    from tests.fakeprovider.server import FakeProvider
+
+    provider = FakeProvider()
+    yield provider
+    provider.close()
+
+
+class Setup:
+    """A server with one OpenAI-compatible provider pointing at the fake, one model, and helpers."""
+
+    def __init__(self, server, fake):
+        self.server, self.fake, self.api = server, fake, server.api()
+        r = self.api.post("/api/providers", {"kind": "openai_compatible", "name": "Fake Local",
+                                             "base_url": fake.base_url, "api_key": "sk-test-not-real",
+                                             "timeout": 2})
+        assert r.status == 201, r
+        self.provider = r.body
+        r = self.api.post("/api/models", {"provider_id": self.provider["id"], "api_model": "fake-model",
+                                          "label": "Fake"})
+        assert r.status == 201, r
+        self.model = r.body
+
+    def chat(self, **fields) -> str:
+        r = self.api.post("/api/chats", {"model_id": self.model["id"], **fields})
+        assert r.status == 201, r
+        return r.body["id"]
+
+    def socket(self, chat_id, **kw):
+        from tests.numi_client import Socket
+        return Socket(self.server, chat_id, **kw)
+
+    def messages(self, chat_id) -> list[dict]:
+        r = self.api.get(f"/api/chats/{chat_id}/messages?limit=200")
+        assert r.status == 200, r
+        return r.body["items"]
+
+
+@pytest.fixture
+def setup(tmp_path, fake):
+    proc = ServerProcess(tmp_path / "data", env={"NUMI_TOOL_PLUGINS": "tests.tool_plugin"}).start()
+    yield Setup(proc, fake)
+    proc.stop()

@@ -116,3 +116,52 @@ class ServerProcess:
             self.proc.wait(10)
         if self.proc and self.proc.stdout:
             self.proc.stdout.close()
+
+
+class Socket:
+    """A WebSocket client for /ws/<chat_id> that keeps every event it received."""
+
+    def __init__(self, server: "ServerProcess", chat_id: str, headers: dict | None = None):
+        from websockets.sync.client import connect
+
+        self.events: list[dict] = []
+        self.ws = connect(server.ws_url(chat_id), compression=None, max_size=None, open_timeout=10,
+                          additional_headers={"Authorization": f"Bearer {server.token}", **(headers or {})})
+        self.ws.__enter__()
+
+    def send(self, **frame) -> None:
+        self.ws.send(json.dumps(frame))
+
+    def recv(self, timeout: float = 15.0) -> dict:
+        event = json.loads(self.ws.recv(timeout=timeout))
+        self.events.append(event)
+        return event
+
+    def until(self, kind: str, timeout: float = 15.0, **match) -> dict:
+        """Read until an event of `kind` (with the given field values) arrives; return it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no {kind} {match} within {timeout}s; got {[e['type'] for e in self.events][-20:]}")
+            event = self.recv(left)
+            if event["type"] == kind and all(event.get(k) == v for k, v in match.items()):
+                return event
+
+    def of(self, kind: str, turn_id=None) -> list[dict]:
+        return [e for e in self.events if e["type"] == kind and (turn_id is None or e.get("turn_id") == turn_id)]
+
+    def text(self, turn_id=None) -> str:
+        """The answer text these events carry: a snapshot's content, then the deltas after it."""
+        out = ""
+        for e in self.events:
+            if turn_id is not None and e.get("turn_id") != turn_id:
+                continue
+            if e["type"] == "snapshot":
+                out = e["content"]
+            elif e["type"] == "content":
+                out += e["delta"]
+        return out
+
+    def close(self) -> None:
+        self.ws.close()

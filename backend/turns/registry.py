@@ -1,18 +1,314 @@
-"""Placeholder registry until the turn engine lands (being written now)."""
+"""The turn registry: every chat's running turn, its queue and its event hub.
+
+Turns run on worker threads owned by the process; sockets only subscribe to a
+chat's hub. One worker per busy chat runs its turn, then the queued messages
+in order, then exits. Commands come from any socket and answer at once; the
+slow work happens on the worker.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from backend.core import agent
+from backend.core.tools import ToolRegistry
+from backend.store.db import db, now
+from backend.store.models import Chat, File, Message as MessageRow
+from backend.turns.hub import ChatHub
+from backend.turns.runner import Turn
+from backend.turns.title import maybe_title
+
+log = logging.getLogger(__name__)
+MAX_QUEUE = 10
+FLUSH_INTERVAL = 0.5  # partial text reaches the disk at least this often (the contract: once a second)
+PREVIEW_CHARS = 120
+
+
+class CommandError(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+class _ChatState:
+    def __init__(self, hub: ChatHub):
+        self.hub = hub
+        self.turn: Turn | None = None
+        self.thread: threading.Thread | None = None
+        self.queue: list[int] = []  # queued user message ids, in order
+
+
+def limits_from_env() -> agent.Limits:
+    env = os.environ.get
+    return agent.Limits(max_steps=int(env("NUMI_MAX_STEPS", 20)),
+                        max_tool_calls=int(env("NUMI_MAX_TOOL_CALLS", 50)),
+                        max_seconds=float(env("NUMI_MAX_TURN_SECONDS", 600)),
+                        max_output_chars=int(env("NUMI_MAX_OUTPUT_CHARS", 1_000_000)))
+
+
+def load_tools() -> ToolRegistry:
+    """Built-in tools arrive with their own issue; NUMI_TOOL_PLUGINS names modules with register(registry)."""
+    registry = ToolRegistry()
+    for name in filter(None, os.environ.get("NUMI_TOOL_PLUGINS", "").split(",")):
+        importlib.import_module(name.strip()).register(registry)
+    return registry
 
 
 class TurnRegistry:
     def __init__(self, config, keys):
         self.config, self.keys = config, keys
+        self.tools = load_tools()
+        self.limits = limits_from_env()
+        self.tool_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
+        self._lock = threading.RLock()
+        self._chats: dict[str, _ChatState] = {}
+        self._closing = False
+        self._stopped = threading.Event()
+        self._flusher = threading.Thread(target=self._flush_forever, name="flusher", daemon=True)
 
-    def start(self):
-        pass
+    # --- lifecycle ----------------------------------------------------------------------
 
-    def shutdown(self, timeout):
-        pass
+    def start(self) -> None:
+        with db.connection_context(), db.atomic():
+            # Rows left mid-write by a process that died: what was saved is kept, marked as cut off.
+            n = (MessageRow.update(status="interrupted")
+                 .where(MessageRow.status.in_(("streaming", "queued"))).execute())
+        if n:
+            log.info("marked %d messages from the last run as interrupted", n)
+        self._flusher.start()
+
+    def shutdown(self, timeout: float) -> None:
+        """Refuse new turns, stop running ones like Stop does, wait for them to save."""
+        with self._lock:
+            self._closing = True
+            states = list(self._chats.values())
+        threads = []
+        for state in states:
+            if state.turn is not None:
+                state.turn.cancel.cancel("shutdown")
+            if state.thread is not None:
+                threads.append(state.thread)
+        deadline = threading.Event()
+        timer = threading.Timer(timeout, deadline.set)
+        timer.start()
+        for thread in threads:
+            while thread.is_alive() and not deadline.is_set():
+                thread.join(0.1)
+        timer.cancel()
+        self._stopped.set()
+        if self._flusher.is_alive():
+            self._flusher.join(1.0)
+        self.tool_pool.shutdown(wait=False, cancel_futures=True)
+
+    def _flush_forever(self) -> None:
+        with db.connection_context():
+            while not self._stopped.wait(FLUSH_INTERVAL):
+                with self._lock:
+                    partials = [s.turn.partial for s in self._chats.values() if s.turn and s.turn.partial]
+                for partial in partials:
+                    try:
+                        partial.flush()
+                    except Exception:
+                        log.exception("could not save partial text")
+
+    # --- lookups --------------------------------------------------------------------
+
+    def _state(self, chat_id: str) -> _ChatState:
+        with self._lock:
+            state = self._chats.get(chat_id)
+            if state is None:
+                state = self._chats[chat_id] = _ChatState(ChatHub(chat_id, self.config.epoch))
+            return state
+
+    def hub(self, chat_id: str) -> ChatHub:
+        return self._state(chat_id).hub
 
     def running_chat_ids(self) -> set[str]:
-        return set()
+        with self._lock:
+            return {cid for cid, s in self._chats.items() if s.turn is not None}
+
+    def current_turn(self, chat_id: str) -> Turn | None:
+        return self._state(chat_id).turn
+
+    def queue_items(self, chat_id: str) -> list[dict]:
+        state = self._state(chat_id)
+        with self._lock:
+            ids = list(state.queue)
+        rows = {r.id: r for r in MessageRow.select().where(MessageRow.id.in_(ids))} if ids else {}
+        return [{"message_id": i, "preview": rows[i].content[:PREVIEW_CHARS]} for i in ids if i in rows]
+
+    # --- commands ---------------------------------------------------------------------
+
+    def send(self, chat_id: str, request_id: str, content: str, attachments: list[str]) -> dict:
+        state = self._state(chat_id)
+        with self._lock:
+            existing = MessageRow.get_or_none((MessageRow.chat == chat_id) & (MessageRow.request_id == request_id))
+            if existing is not None:
+                return {"request_id": request_id, "message_id": existing.id,
+                        "queued": existing.status == "queued", "duplicate": True}
+            self._check_open()
+            missing = [f for f in attachments if File.get_or_none(File.id == f) is None]
+            if missing:
+                raise CommandError("not_found", f"No attached file with id {missing[0]!r}. Attach it again.")
+            queued = state.turn is not None
+            if queued and len(state.queue) >= MAX_QUEUE:
+                raise CommandError("queue_full", f"{MAX_QUEUE} messages are already waiting. "
+                                                 f"Wait for the reply, or discard a queued message.")
+            with db.atomic():
+                row = MessageRow.create(chat=chat_id, role="user", content=content, request_id=request_id,
+                                        status="queued" if queued else "complete",
+                                        content_parts={"attachments": attachments} if attachments else None)
+                Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()
+            state.hub.publish("accepted", state.turn.id if queued else None,
+                              request_id=request_id, message_id=row.id, queued=queued)
+            if queued:
+                state.queue.append(row.id)
+                self._publish_queue(chat_id)
+            else:
+                self._start(state, chat_id, row.id)
+            return {"request_id": request_id, "message_id": row.id, "queued": queued, "duplicate": False}
+
+    def stop(self, chat_id: str, clear_queue: bool = False) -> bool:
+        state = self._state(chat_id)
+        with self._lock:
+            if clear_queue and state.queue:
+                with db.atomic():
+                    (MessageRow.update(deleted_at=now())
+                     .where(MessageRow.id.in_(state.queue)).execute())
+                state.queue.clear()
+                self._publish_queue(chat_id)
+            turn = state.turn
+        if turn is None:
+            return False
+        turn.cancel.cancel()
+        return True
 
     def stop_chat(self, chat_id: str) -> None:
-        pass
+        self.stop(chat_id, clear_queue=True)
+
+    def edit(self, chat_id: str, message_id: int, content: str) -> None:
+        state = self._state(chat_id)
+        with self._lock:
+            self._check_idle(state)
+            row = self._message(chat_id, message_id)
+            if row.role != "user":
+                raise CommandError("bad_request", "Only your own messages can be edited.")
+            with db.atomic():
+                MessageRow.update(content=content, status="complete").where(MessageRow.id == row.id).execute()
+                self._delete_after(chat_id, row.id)
+            self._start(state, chat_id, row.id)
+
+    def regenerate(self, chat_id: str, message_id: int) -> None:
+        state = self._state(chat_id)
+        with self._lock:
+            self._check_idle(state)
+            row = self._message(chat_id, message_id)
+            if row.role != "assistant":
+                raise CommandError("bad_request", "Only a reply can be regenerated; pick an assistant message.")
+            user = (MessageRow.select().where((MessageRow.chat == chat_id) & (MessageRow.id < row.id)
+                                              & (MessageRow.role == "user") & MessageRow.deleted_at.is_null())
+                    .order_by(MessageRow.id.desc()).first())
+            if user is None:
+                raise CommandError("bad_request", "This reply has no message before it to answer again.")
+            with db.atomic():
+                self._delete_after(chat_id, user.id)
+            self._start(state, chat_id, user.id)
+
+    def continue_(self, chat_id: str) -> None:
+        state = self._state(chat_id)
+        with self._lock:
+            self._check_idle(state)
+            last = (MessageRow.select().where((MessageRow.chat == chat_id) & MessageRow.deleted_at.is_null())
+                    .order_by(MessageRow.id.desc()).first())
+            if last is None:
+                raise CommandError("bad_request", "There is nothing to continue in this chat yet.")
+            if last.role == "assistant" and last.status in ("interrupted", "cancelled", "error") \
+                    and (last.content or last.reasoning_content) and not last.tool_calls:
+                self._start(state, chat_id, None, continue_message_id=last.id)
+            elif last.role in ("user", "tool") or (last.role == "assistant" and last.status != "complete"):
+                if last.role == "user" and last.status != "complete":
+                    with db.atomic():
+                        MessageRow.update(status="complete").where(MessageRow.id == last.id).execute()
+                self._start(state, chat_id, last.id if last.role == "user" else None)
+            elif last.error and last.error.get("code") == "limit":
+                self._start(state, chat_id, None)
+            else:
+                raise CommandError("bad_request", "The last reply is complete; there is nothing to continue.")
+
+    def approve(self, chat_id: str, approval_id: str, decision: str, reason: str = "") -> None:
+        turn = self._state(chat_id).turn
+        if turn is None or not turn.answer_approval(approval_id, agent.Decision(decision, reason)):
+            raise CommandError("not_found", "That approval is no longer waiting (it was answered, "
+                                            "or its turn ended).")
+
+    def queue_discard(self, chat_id: str, message_id: int) -> None:
+        state = self._state(chat_id)
+        with self._lock:
+            if message_id not in state.queue:
+                raise CommandError("not_found", "That message is not waiting in the queue any more.")
+            state.queue.remove(message_id)
+            with db.atomic():
+                MessageRow.update(deleted_at=now()).where(MessageRow.id == message_id).execute()
+            self._publish_queue(chat_id)
+
+    # --- internals --------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closing:
+            raise CommandError("shutting_down", "Numi is quitting; this message was not sent.")
+
+    def _check_idle(self, state: _ChatState) -> None:
+        self._check_open()
+        if state.turn is not None:
+            raise CommandError("busy", "A reply is still being written. Stop it first, or wait for it.")
+
+    def _message(self, chat_id: str, message_id: int) -> MessageRow:
+        row = MessageRow.get_or_none((MessageRow.id == message_id) & (MessageRow.chat == chat_id)
+                                     & MessageRow.deleted_at.is_null())
+        if row is None:
+            raise CommandError("not_found", f"No message {message_id} in this chat. It may have been deleted.")
+        return row
+
+    def _delete_after(self, chat_id: str, message_id: int) -> None:
+        (MessageRow.update(deleted_at=now())
+         .where((MessageRow.chat == chat_id) & (MessageRow.id > message_id) & MessageRow.deleted_at.is_null())
+         .execute())
+
+    def _publish_queue(self, chat_id: str) -> None:
+        self._state(chat_id).hub.publish("queue", None, items=self.queue_items(chat_id))
+
+    def _start(self, state: _ChatState, chat_id: str, user_message_id: int | None,
+               continue_message_id: int | None = None) -> None:
+        state.turn = Turn(self, chat_id, user_message_id, continue_message_id)
+        state.thread = threading.Thread(target=self._work, args=(state, chat_id), name=f"turn-{chat_id}",
+                                        daemon=True)
+        state.thread.start()
+
+    def _work(self, state: _ChatState, chat_id: str) -> None:
+        with db.connection_context():
+            while True:
+                turn = state.turn
+                status = turn.run()
+                self._after_turn(chat_id, turn, status)
+                with self._lock:
+                    if self._closing or not state.queue:
+                        state.turn = state.thread = None
+                        turn.publish("turn_end", status=status)
+                        return
+                    next_id = state.queue.pop(0)
+                    with db.atomic():
+                        MessageRow.update(status="complete").where(MessageRow.id == next_id).execute()
+                    state.turn = Turn(self, chat_id, next_id)
+                    turn.publish("turn_end", status=status)
+                    self._publish_queue(chat_id)
+
+    def _after_turn(self, chat_id: str, turn: Turn, status: str) -> None:
+        if turn.hub.subscriber_count == 0:
+            with db.atomic():
+                Chat.update(unread=True).where(Chat.id == chat_id).execute()
+        if status == "completed" and turn.final_message_id is not None and not self._closing:
+            threading.Thread(target=maybe_title, args=(self, chat_id, turn.model_id), name="title",
+                             daemon=True).start()

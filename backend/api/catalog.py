@@ -1,0 +1,243 @@
+"""Providers and models: where replies come from (CONTRACT §3)."""
+from __future__ import annotations
+
+from flask import Blueprint
+
+from backend.api.settings import forget_models
+from backend.api.validate import MISSING, Fields, json_body
+from backend.app import runtime
+from backend.errors import ApiError, not_found
+from backend.store.db import db
+from backend.store.models import ModelEntry, Provider
+from backend.store.serialize import model_to_dict, provider_to_dict
+
+bp = Blueprint("catalog", __name__)
+
+KINDS = ("openai", "anthropic", "openai_compatible")
+WIRE_APIS = ("chat_completions", "responses", "anthropic_messages")
+DEFAULT_WIRE_API = {"openai": "responses", "anthropic": "anthropic_messages"}
+PROVIDER_FIELDS = ("kind", "name", "base_url", "api_key", "enabled", "timeout")
+MODEL_FIELDS = ("provider_id", "wire_api", "api_model", "label", "context_window",
+                "max_output_tokens", "supports", "fallbacks")
+READ_ONLY = ("id", "has_key", "created_at")
+MAX_FALLBACKS = 10
+
+
+def default_wire_api(kind: str) -> str:
+    return DEFAULT_WIRE_API.get(kind, "chat_completions")
+
+
+def _provider(provider_id: str) -> Provider:
+    provider = Provider.get_or_none(Provider.id == provider_id)
+    if provider is None:
+        raise not_found("provider")
+    return provider
+
+
+def _provider_json(provider: Provider) -> dict:
+    return provider_to_dict(provider, runtime().keys.has(provider.id))
+
+
+# -- providers ----------------------------------------------------------------
+
+def _provider_changes(body: dict, current: Provider | None) -> tuple[dict, str | None]:
+    """Checked column values and the API key (kept apart: it never touches the database)."""
+    creating = current is None
+    f = Fields(body, PROVIDER_FIELDS, READ_ONLY)
+    changes = {
+        "kind": f.choice("kind", KINDS, required=creating),
+        "name": f.text("name", max_len=100, required=creating, non_empty=True, strip=True),
+        "base_url": f.url("base_url", nullable=True),
+        "enabled": f.boolean("enabled"),
+        "timeout": f.number("timeout", 1, 600),
+    }
+    api_key = f.text("api_key", max_len=4096, nullable=True, strip=True)
+    kind = changes["kind"] if changes["kind"] is not MISSING else getattr(current, "kind", None)
+    base_url = changes["base_url"] if changes["base_url"] is not MISSING else getattr(current, "base_url", None)
+    if kind == "openai_compatible" and base_url is None and "base_url" not in f.errors:
+        f.fail("base_url", "An OpenAI-compatible server needs its API root, such as http://127.0.0.1:11434/v1.")
+    f.check()
+    if api_key is MISSING:
+        api_key = None
+    return {k: v for k, v in changes.items() if v is not MISSING}, api_key or None
+
+
+@bp.get("/api/providers")
+def list_providers():
+    return [_provider_json(p) for p in Provider.select().order_by(Provider.created_at, Provider.id)]
+
+
+@bp.post("/api/providers")
+def create_provider():
+    changes, api_key = _provider_changes(json_body(), None)
+    with db.atomic():
+        provider = Provider.create(**changes)
+    if api_key:
+        runtime().keys.set(provider.id, api_key)
+    return _provider_json(provider), 201
+
+
+@bp.patch("/api/providers/<provider_id>")
+def patch_provider(provider_id):
+    body = json_body()
+    with db.atomic():
+        provider = _provider(provider_id)
+        changes, api_key = _provider_changes(body, provider)
+        for name, value in changes.items():
+            setattr(provider, name, value)
+        provider.save()
+    if "api_key" in body:
+        # PATCH with "api_key": null (or "") removes the key, like DELETE …/key.
+        if api_key:
+            runtime().keys.set(provider.id, api_key)
+        else:
+            runtime().keys.delete(provider.id)
+    return _provider_json(provider)
+
+
+@bp.delete("/api/providers/<provider_id>")
+def delete_provider(provider_id):
+    with db.atomic():
+        provider = _provider(provider_id)
+        model_ids = [m.id for m in ModelEntry.select(ModelEntry.id).where(ModelEntry.provider == provider)]
+        _forget_in_fallbacks(model_ids)
+        forget_models(model_ids)
+        provider.delete_instance()  # its models go too (ON DELETE CASCADE)
+    runtime().keys.delete(provider_id)
+    return "", 204
+
+
+@bp.put("/api/providers/<provider_id>/key")
+def put_key(provider_id):
+    f = Fields(json_body(), ("api_key",))
+    api_key = f.text("api_key", max_len=4096, required=True, non_empty=True, strip=True)
+    f.check()
+    _provider(provider_id)
+    runtime().keys.set(provider_id, api_key)
+    return "", 204
+
+
+@bp.delete("/api/providers/<provider_id>/key")
+def delete_key(provider_id):
+    _provider(provider_id)
+    runtime().keys.delete(provider_id)
+    return "", 204
+
+
+@bp.post("/api/providers/<provider_id>/discover")
+def discover(provider_id):
+    _provider(provider_id)
+    raise ApiError(501, "not_implemented", "Finding a provider's models is not available yet; "
+                   "add models by hand with POST /api/models for now.")
+
+
+# -- models -------------------------------------------------------------------
+
+def _fallbacks(f: Fields, self_id: str | None):
+    value = f.raw("fallbacks", False, False)
+    if value is MISSING:
+        return MISSING
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return f.fail("fallbacks", "Must be a list of model ids.")
+    if len(value) > MAX_FALLBACKS:
+        return f.fail("fallbacks", f"List at most {MAX_FALLBACKS} fallback models.")
+    if len(set(value)) != len(value) or self_id in value:
+        return f.fail("fallbacks", "List each other model once, and not the model itself.")
+    known = {m.id for m in ModelEntry.select(ModelEntry.id).where(ModelEntry.id.in_(value))}
+    unknown = [v for v in value if v not in known]
+    if unknown:
+        return f.fail("fallbacks", f"No model with id {', '.join(unknown)}. Use ids from GET /api/models.")
+    return value
+
+
+def _supports(f: Fields):
+    value = f.raw("supports", False, False)
+    if value is MISSING:
+        return MISSING
+    if not isinstance(value, dict):
+        return f.fail("supports", 'Must be an object like {"tools": true, "vision": false, "reasoning": false}.')
+    inner = Fields(value, ("tools", "vision", "reasoning"), prefix="supports.")
+    checked = {name: inner.boolean(name) for name in ("tools", "vision", "reasoning")}
+    f.errors.update(inner.errors)
+    return {f"supports_{k}": v for k, v in checked.items() if v is not MISSING}
+
+
+def _model_changes(body: dict, current: ModelEntry | None) -> dict:
+    creating = current is None
+    f = Fields(body, MODEL_FIELDS, READ_ONLY)
+    provider_id = f.text("provider_id", max_len=200, required=creating)
+    provider = None
+    if provider_id is not MISSING:
+        provider = Provider.get_or_none(Provider.id == provider_id)
+        if provider is None:
+            f.fail("provider_id", "No provider with this id. Add the provider first, or pick one from "
+                   "GET /api/providers.")
+    changes = {
+        "provider": provider if provider is not None else MISSING,
+        "wire_api": f.choice("wire_api", WIRE_APIS),
+        "api_model": f.text("api_model", max_len=300, required=creating, non_empty=True, strip=True),
+        "label": f.text("label", max_len=200, nullable=True, strip=True),
+        "context_window": f.number("context_window", 1, 100_000_000, integer=True, nullable=True),
+        "max_output_tokens": f.number("max_output_tokens", 1, 10_000_000, integer=True, nullable=True),
+        "fallbacks": _fallbacks(f, getattr(current, "id", None)),
+    }
+    supports = _supports(f)
+    f.check()
+    changes = {k: v for k, v in changes.items() if v is not MISSING}
+    changes.update(supports if supports is not MISSING else {})
+    if changes.get("label") in ("", None) and ("label" in changes or creating):
+        # No label means "show the upstream name", so the list never has a blank entry.
+        changes["label"] = changes.get("api_model") or getattr(current, "api_model", "")
+    if creating and "wire_api" not in changes:
+        changes["wire_api"] = default_wire_api(provider.kind)
+    return changes
+
+
+def _model(model_id: str) -> ModelEntry:
+    model = ModelEntry.get_or_none(ModelEntry.id == model_id)
+    if model is None:
+        raise not_found("model")
+    return model
+
+
+def _forget_in_fallbacks(model_ids) -> None:
+    gone = set(model_ids)
+    for other in ModelEntry.select().where(ModelEntry.id.not_in(list(gone))):
+        kept = [m for m in other.fallbacks or [] if m not in gone]
+        if kept != (other.fallbacks or []):
+            other.fallbacks = kept
+            other.save()
+
+
+@bp.get("/api/models")
+def list_models():
+    return [model_to_dict(m) for m in ModelEntry.select().order_by(ModelEntry.created_at, ModelEntry.id)]
+
+
+@bp.post("/api/models")
+def create_model():
+    body = json_body()
+    with db.atomic():
+        model = ModelEntry.create(**_model_changes(body, None))
+    return model_to_dict(model), 201
+
+
+@bp.patch("/api/models/<model_id>")
+def patch_model(model_id):
+    body = json_body()
+    with db.atomic():
+        model = _model(model_id)
+        for name, value in _model_changes(body, model).items():
+            setattr(model, name, value)
+        model.save()
+    return model_to_dict(model)
+
+
+@bp.delete("/api/models/<model_id>")
+def delete_model(model_id):
+    with db.atomic():
+        model = _model(model_id)
+        _forget_in_fallbacks([model.id])
+        forget_models([model.id])
+        model.delete_instance()
+    return "", 204

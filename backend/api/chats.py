@@ -1,0 +1,230 @@
+"""Chats and their messages (CONTRACT §3): list, create, edit, soft delete, restore, purge."""
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+
+from flask import Blueprint, request
+
+from backend.api.settings import get_setting
+from backend.api.validate import MISSING, Fields, bool_arg, int_arg, json_body
+from backend.app import runtime
+from backend.errors import ApiError, invalid, not_found
+from backend.store.db import db, now
+from backend.store.models import Chat, Folder, Message, ModelEntry
+from backend.store.serialize import chat_to_dict, message_to_dict
+
+bp = Blueprint("chats", __name__)
+
+CREATE_FIELDS = ("title", "model_id", "folder_id", "system_prompt", "params", "temporary")
+PATCH_FIELDS = CREATE_FIELDS + ("pinned", "archived", "unread")
+READ_ONLY = ("id", "created_at", "updated_at", "running")
+# Filing a chat away is not activity in it: these alone do not move it up the list.
+ORGANISING_FIELDS = {"pinned", "archived", "unread", "folder_id", "temporary"}
+REASONING_EFFORTS = ("off", "low", "medium", "high")
+PAGE_MAX = 200
+STOP_WAIT_S = 5.0
+
+
+def _running() -> set[str]:
+    return set(runtime().registry.running_chat_ids())
+
+
+def _chat_json(chat: Chat, full: bool = True) -> dict:
+    return chat_to_dict(chat, chat.id in _running(), full=full)
+
+
+def _chat(chat_id: str, *, include_deleted: bool = False) -> Chat:
+    chat = Chat.get_or_none(Chat.id == chat_id)
+    if chat is None or (chat.deleted_at is not None and not include_deleted):
+        raise not_found("chat")
+    return chat
+
+
+# -- validation ---------------------------------------------------------------
+
+def _check_params(f: Fields, current: dict):
+    """The chat's params after applying the request's; `null` for one clears it."""
+    value = f.raw("params", False, True)
+    if value is MISSING:
+        return MISSING
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        return f.fail("params", 'Must be an object, like {"temperature": 0.7}.')
+    p = Fields(value, ("temperature", "top_p", "max_tokens", "reasoning_effort"), prefix="params.")
+    checked = {
+        "temperature": p.number("temperature", 0, 2, nullable=True),
+        "top_p": p.number("top_p", 0, 1, nullable=True),
+        "max_tokens": p.number("max_tokens", 1, 1_000_000, integer=True, nullable=True),
+        "reasoning_effort": p.choice("reasoning_effort", REASONING_EFFORTS, nullable=True),
+    }
+    f.errors.update(p.errors)
+    merged = dict(current or {})
+    for name, v in checked.items():
+        if v is None:
+            merged.pop(name, None)
+        elif v is not MISSING:
+            merged[name] = v
+    return merged
+
+
+def _check_ref(f: Fields, name: str, model, what: str, hint: str):
+    value = f.text(name, max_len=200, nullable=True)
+    if value not in (MISSING, None) and model.get_or_none(model.id == value) is None:
+        return f.fail(name, f"No {what} with this id. {hint}")
+    return value
+
+
+def _chat_changes(body: dict, current: Chat | None) -> dict:
+    creating = current is None
+    f = Fields(body, CREATE_FIELDS if creating else PATCH_FIELDS, READ_ONLY)
+    title = f.text("title", max_len=300, strip=True)
+    system_prompt = f.text("system_prompt", max_len=8000, nullable=True)
+    changes = {
+        "title": title,
+        "model_id": _check_ref(f, "model_id", ModelEntry, "model", "Pick one from GET /api/models, or null."),
+        "folder": _check_ref(f, "folder_id", Folder, "folder", "Use an existing folder, or null."),
+        "system_prompt": "" if system_prompt is None else system_prompt,
+        "params": _check_params(f, {} if creating else current.params),
+        "temporary": f.boolean("temporary"),
+    }
+    if not creating:
+        changes.update(pinned=f.boolean("pinned"), archived=f.boolean("archived"), unread=f.boolean("unread"))
+    f.check()
+    return {k: v for k, v in changes.items() if v is not MISSING}
+
+
+# -- chats --------------------------------------------------------------------
+
+def _encode_cursor(chat: Chat) -> str:
+    raw = json.dumps([chat.updated_at, chat.id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[float, str]:
+    try:
+        updated_at, chat_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if isinstance(updated_at, (int, float)) and isinstance(chat_id, str):
+            return float(updated_at), chat_id
+    except (ValueError, TypeError):
+        pass
+    raise invalid({"cursor": "This cursor is not one this server gave out. Start again without a cursor."})
+
+
+@bp.get("/api/chats")
+def list_chats():
+    limit = int_arg("limit", 50, 1, PAGE_MAX)
+    archived = bool_arg("archived")
+    query = Chat.select().where(Chat.deleted_at.is_null(), Chat.temporary == False)  # noqa: E712
+    # Without `archived`, the list is the sidebar's: archived chats are filed away.
+    query = query.where(Chat.archived == bool(archived))
+    folder_id = request.args.get("folder_id", "")
+    if folder_id:
+        query = query.where(Chat.folder == folder_id)
+    cursor = request.args.get("cursor", "")
+    if cursor:
+        updated_at, chat_id = _decode_cursor(cursor)
+        query = query.where((Chat.updated_at < updated_at)
+                            | ((Chat.updated_at == updated_at) & (Chat.id < chat_id)))
+    rows = list(query.order_by(Chat.updated_at.desc(), Chat.id.desc()).limit(limit + 1))
+    running = _running()
+    page = rows[:limit]
+    return {
+        "items": [chat_to_dict(c, c.id in running) for c in page],
+        "next_cursor": _encode_cursor(page[-1]) if len(rows) > limit else None,
+    }
+
+
+@bp.post("/api/chats")
+def create_chat():
+    body = json_body()
+    with db.atomic():
+        changes = _chat_changes(body, None)
+        if changes.get("model_id") is None:
+            default = get_setting("default_model_id")
+            if default and ModelEntry.get_or_none(ModelEntry.id == default):
+                changes["model_id"] = default
+        chat = Chat.create(**changes)
+    return _chat_json(chat), 201
+
+
+@bp.get("/api/chats/<chat_id>")
+def get_chat(chat_id):
+    return _chat_json(_chat(chat_id))
+
+
+@bp.patch("/api/chats/<chat_id>")
+def patch_chat(chat_id):
+    body = json_body()
+    with db.atomic():
+        chat = _chat(chat_id)
+        changes = _chat_changes(body, chat)
+        for name, value in changes.items():
+            setattr(chat, name, value)
+        if set(changes) - ORGANISING_FIELDS - {"folder"}:
+            chat.updated_at = now()
+        chat.save()
+    return _chat_json(chat)
+
+
+def _wait_stopped(chat_id: str, timeout: float = STOP_WAIT_S) -> bool:
+    """Wait for a stopped turn to finish its last save, so a purge does not race it."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while chat_id in _running():
+        if time.monotonic() >= deadline:
+            return False
+        pause.wait(0.02)  # the registry offers no join; a short bounded poll is enough here
+    return True
+
+
+@bp.delete("/api/chats/<chat_id>")
+def delete_chat(chat_id):
+    purge = bool_arg("purge")
+    chat = _chat(chat_id, include_deleted=True)
+    if chat.id in _running():
+        # Outside any transaction: the turn saves its partial reply while it stops.
+        runtime().registry.stop_chat(chat.id)
+        if purge and not _wait_stopped(chat.id):
+            raise ApiError(409, "busy", "The reply in this chat is still stopping; try again in a moment.")
+    with db.atomic():
+        chat = _chat(chat_id, include_deleted=True)
+        if purge:
+            Message.delete().where(Message.chat == chat.id).execute()
+            chat.delete_instance()
+        elif chat.deleted_at is None:
+            chat.deleted_at = now()
+            chat.save()
+    return "", 204
+
+
+@bp.post("/api/chats/<chat_id>/restore")
+def restore_chat(chat_id):
+    with db.atomic():
+        chat = _chat(chat_id, include_deleted=True)
+        if chat.deleted_at is not None:
+            chat.deleted_at = None
+            chat.save()
+    return _chat_json(chat)
+
+
+# -- messages -----------------------------------------------------------------
+
+@bp.get("/api/chats/<chat_id>/messages")
+def list_messages(chat_id):
+    chat = _chat(chat_id)
+    limit = int_arg("limit", 50, 1, PAGE_MAX)
+    query = Message.select().where(Message.chat == chat.id, Message.deleted_at.is_null())
+    before = request.args.get("before", "")
+    if before:
+        if not before.isdigit():
+            raise invalid({"before": "Must be a message id from this chat's messages."})
+        query = query.where(Message.id < int(before))
+    rows = list(query.order_by(Message.id.desc()).limit(limit + 1))
+    return {
+        "items": [message_to_dict(m) for m in reversed(rows[:limit])],
+        "has_more": len(rows) > limit,
+    }

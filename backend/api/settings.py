@@ -1,0 +1,63 @@
+"""GET/PATCH /api/settings: stored app settings plus the read-only keyring status."""
+from __future__ import annotations
+
+from flask import Blueprint
+
+from backend.api.validate import MISSING, Fields, json_body
+from backend.app import runtime
+from backend.store.db import db
+from backend.store.models import ModelEntry, Setting
+
+bp = Blueprint("settings", __name__)
+
+# Every setting a client may write, with its value when never set.
+DEFAULTS = {"default_model_id": None}
+READ_ONLY = ("keyring",)
+
+
+def get_setting(key: str):
+    row = Setting.get_or_none(Setting.key == key)
+    return DEFAULTS.get(key) if row is None else row.value
+
+
+def set_setting(key: str, value) -> None:
+    if value is None:
+        # The column is NOT NULL and JsonText stores None as NULL: no row means "unset".
+        Setting.delete().where(Setting.key == key).execute()
+    else:
+        Setting.insert(key=key, value=value).on_conflict_replace().execute()
+
+
+def forget_models(model_ids) -> None:
+    """Called inside the transaction that deletes models, so no setting points at them."""
+    if get_setting("default_model_id") in set(model_ids):
+        set_setting("default_model_id", None)
+
+
+def settings_dict() -> dict:
+    data = {key: get_setting(key) for key in DEFAULTS}
+    if data["default_model_id"] and not ModelEntry.get_or_none(ModelEntry.id == data["default_model_id"]):
+        data["default_model_id"] = None  # a model removed behind our back (e.g. by hand in the database)
+    available, reason = runtime().keys.status()
+    data["keyring"] = {"available": available, "reason": reason}
+    return data
+
+
+@bp.get("/api/settings")
+def get_settings():
+    return settings_dict()
+
+
+@bp.patch("/api/settings")
+def patch_settings():
+    body = json_body()
+    # Checked inside the write transaction so the model cannot vanish between check and save.
+    with db.atomic():
+        fields = Fields(body, allowed=DEFAULTS, read_only=READ_ONLY)
+        model_id = fields.text("default_model_id", max_len=200, nullable=True)
+        if model_id not in (MISSING, None) and not ModelEntry.get_or_none(ModelEntry.id == model_id):
+            fields.fail("default_model_id", "No model with this id. Pick one from GET /api/models, or null.")
+        fields.check()
+        if model_id is not MISSING:
+            set_setting("default_model_id", model_id)
+    return settings_dict()

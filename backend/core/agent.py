@@ -1,0 +1,311 @@
+"""The agent loop: model step → tool calls → results → next step, within limits.
+
+It knows no Flask, database or socket. It takes the request to start from, the
+tools, a stream function, an `emit` for what happens, an `approve` that blocks
+for a person's decision and a cancel token; whoever calls it persists and
+publishes. Once text has streamed in a step, a failure ends the turn with the
+partial text kept; before that, retryable failures are retried.
+"""
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable
+
+from backend.core import tools as toolbox
+from backend.core.cancel import CancelToken
+from backend.core.errors import ProviderError
+from backend.core.types import (Message, ModelRequest, ReasoningDelta, ReasoningDetail,
+                                StepEnd, TextDelta, ToolCall, ToolCallDelta, ToolCallStart, Usage)
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int = 20
+    max_tool_calls: int = 50
+    max_seconds: float = 600.0
+    max_output_chars: int = 1_000_000
+    max_retries: int = 2  # further attempts before the first token of a step
+    max_retry_wait: float = 30.0
+
+
+# --- what the loop reports, in order -------------------------------------------------
+
+@dataclass(frozen=True)
+class StepStarted:
+    step: int
+
+
+@dataclass(frozen=True)
+class Delta:
+    kind: str  # "content" | "reasoning"
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolPreparing:
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class AssistantDone:
+    """A step's assistant message in its final form; commit it before anything runs."""
+    message: Message
+    status: str  # "complete" | "cancelled" | "error"
+    final: bool  # no further step follows
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    call: ToolCall
+    outcome: toolbox.ToolOutcome
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A result to commit; these come in call order."""
+    call: ToolCall
+    outcome: toolbox.ToolOutcome
+
+
+@dataclass(frozen=True)
+class Decision:
+    kind: str  # "allow" | "allow_always" | "deny"
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # "completed" | "cancelled" | "failed" | "limit"
+    error_code: str | None = None
+    error_message: str | None = None
+    retryable: bool = False
+
+
+Stream = Iterable  # of StreamEvent, with close()
+
+
+@dataclass
+class _Step:
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    details: list[dict] = field(default_factory=list)
+    calls: dict[int, list] = field(default_factory=dict)  # index -> [id, name, [argument pieces]]
+    finish: str | None = None
+    started_output: bool = False
+
+    def message(self) -> Message:
+        calls = tuple(ToolCall(id=c[0], name=c[1], arguments="".join(c[2]))
+                      for _, c in sorted(self.calls.items()))
+        return Message(role="assistant", content="".join(self.text), reasoning="".join(self.reasoning),
+                       reasoning_details=tuple(self.details), tool_calls=calls)
+
+
+class LimitReached(Exception):
+    pass
+
+
+class AgentLoop:
+    def __init__(self, request: ModelRequest, *, stream_fn: Callable[[ModelRequest], Stream],
+                 emit: Callable[[object], None], approve: Callable[[ToolCall], Decision],
+                 cancel: CancelToken, tools: toolbox.ToolRegistry, limits: Limits = Limits(),
+                 pool: ThreadPoolExecutor | None = None):
+        self.request = request
+        self.stream_fn, self.emit, self.approve = stream_fn, emit, approve
+        self.cancel, self.tools, self.limits, self.pool = cancel, tools, limits, pool
+        self.history = list(request.messages)
+        self.started = time.monotonic()
+        self.tool_calls_made = 0
+        self.output_chars = 0
+
+    def run(self) -> Outcome:
+        step = 0
+        while True:
+            step += 1
+            if step > self.limits.max_steps:
+                return self._limit(f"The reply used its {self.limits.max_steps} model steps. "
+                                   f"Continue to let it go on.")
+            if time.monotonic() - self.started > self.limits.max_seconds:
+                return self._limit(f"The reply ran for its {int(self.limits.max_seconds)} s limit. "
+                                   f"Continue to let it go on.")
+            self.emit(StepStarted(step))
+            outcome, message = self._step()
+            if outcome is not None:
+                return outcome
+            if not message.tool_calls:
+                return Outcome("completed")
+            if self.tool_calls_made + len(message.tool_calls) > self.limits.max_tool_calls:
+                return self._limit(f"The reply asked for more than {self.limits.max_tool_calls} tool calls.")
+            self.tool_calls_made += len(message.tool_calls)
+            results = self._run_tools(message.tool_calls)
+            self.history.append(message)
+            self.history.extend(results)
+            if self.cancel.is_set():
+                return Outcome("cancelled", "cancelled", "Stopped. The reply so far is kept.")
+
+    def _limit(self, message: str) -> Outcome:
+        return Outcome("limit", "limit", message)
+
+    # --- one model step -------------------------------------------------------------
+
+    def _step(self) -> tuple[Outcome | None, Message]:
+        request = replace(self.request, messages=tuple(self.history))
+        state = _Step()
+        attempt = 0
+        while True:
+            try:
+                self._stream_into(request, state)
+                break
+            except LimitReached as exc:
+                self._finish(state, "error", final=True)
+                return self._limit(str(exc)), state.message()
+            except ProviderError as exc:
+                if self.cancel.is_set():
+                    break
+                if state.started_output or not exc.retryable or attempt >= self.limits.max_retries:
+                    self._finish(state, "error", final=True)
+                    return Outcome("failed", exc.code, exc.message, exc.retryable), state.message()
+                attempt += 1
+                wait = exc.retry_after if exc.retry_after is not None else 0.5 * 2 ** (attempt - 1)
+                if self.cancel.wait(min(wait, self.limits.max_retry_wait)):
+                    break
+        if self.cancel.is_set():
+            self._finish(state, "cancelled", final=True)
+            return Outcome("cancelled", "cancelled", "Stopped. The reply so far is kept."), state.message()
+        message = self._finish(state, "complete", final=not state.calls)
+        return None, message
+
+    def _finish(self, state: _Step, status: str, final: bool) -> Message:
+        message = state.message()
+        if status != "complete":
+            # Half-assembled tool calls are dropped: running them was never agreed.
+            message = replace(message, tool_calls=())
+        self.emit(AssistantDone(message, status, final))
+        return message
+
+    def _stream_into(self, request: ModelRequest, state: _Step) -> None:
+        stream = self.stream_fn(request)
+        unregister = self.cancel.on_cancel(stream.close)
+        try:
+            for event in stream:
+                if self.cancel.is_set():
+                    return
+                self._apply(event, state)
+        except (ProviderError, LimitReached):
+            raise
+        except Exception as exc:
+            if self.cancel.is_set():
+                return  # the stream was closed under us by Stop
+            raise ProviderError(f"{request.provider.name} sent a reply Numi could not read ({type(exc).__name__}).",
+                                retryable=False) from exc
+        finally:
+            unregister()
+            close = getattr(stream, "close", None)
+            if close:
+                close()
+
+    def _apply(self, event, state: _Step) -> None:
+        if isinstance(event, TextDelta):
+            if event.text:
+                state.started_output = True
+                state.text.append(event.text)
+                self._count_output(len(event.text))
+                self.emit(Delta("content", event.text))
+        elif isinstance(event, ReasoningDelta):
+            if event.text:
+                state.started_output = True
+                state.reasoning.append(event.text)
+                self._count_output(len(event.text))
+                self.emit(Delta("reasoning", event.text))
+        elif isinstance(event, ToolCallStart):
+            state.started_output = True
+            state.calls[event.index] = [event.id, event.name, []]
+            self.emit(ToolPreparing(event.id, event.name))
+        elif isinstance(event, ToolCallDelta):
+            call = state.calls.get(event.index)
+            if call is not None:
+                call[2].append(event.arguments)
+                self._count_output(len(event.arguments))
+        elif isinstance(event, ReasoningDetail):
+            state.details.append(event.detail)
+        elif isinstance(event, Usage):
+            self.emit(UsageReport(event))
+        elif isinstance(event, StepEnd):
+            state.finish = event.finish_reason
+
+    def _count_output(self, n: int) -> None:
+        self.output_chars += n
+        if self.output_chars > self.limits.max_output_chars:
+            raise LimitReached(f"The reply reached its output limit of {self.limits.max_output_chars:,} characters.")
+
+    # --- tools ------------------------------------------------------------------------
+
+    def _run_tools(self, calls: tuple[ToolCall, ...]) -> list[Message]:
+        """Approve, run (concurrent ones in parallel first, the rest in order), commit in call order."""
+        outcomes: list = [None] * len(calls)
+        runnable: list[int] = []
+        for i, call in enumerate(calls):
+            tool = self.tools.get(call.name)
+            if tool is not None and tool.needs_approval:
+                decision = self.approve(call)
+                if decision.kind == "deny":
+                    why = f" They said: {decision.reason}" if decision.reason else ""
+                    outcomes[i] = toolbox.error_result(call, f"The person did not allow this call.{why}")
+                    continue
+            if self.cancel.is_set():
+                outcomes[i] = toolbox.error_result(call, "Not run: the turn was stopped.")
+                continue
+            runnable.append(i)
+        parallel = [i for i in runnable if (t := self.tools.get(calls[i].name)) and t.concurrent]
+        futures = {}
+        for i in parallel:
+            self.emit(ToolStarted(calls[i]))
+            futures[i] = self._submit(calls[i])
+        for i in range(len(calls)):
+            if i in futures:
+                outcomes[i] = futures[i].result()
+                self.emit(ToolFinished(calls[i], outcomes[i]))
+        for i in runnable:
+            if i in futures:
+                continue
+            if self.cancel.is_set():
+                outcomes[i] = toolbox.error_result(calls[i], "Not run: the turn was stopped.")
+                continue
+            self.emit(ToolStarted(calls[i]))
+            outcomes[i] = toolbox.execute(self.tools.get(calls[i].name), calls[i], self.cancel)
+            self.emit(ToolFinished(calls[i], outcomes[i]))
+        for i, call in enumerate(calls):
+            if i not in runnable:
+                self.emit(ToolFinished(call, outcomes[i]))
+            self.emit(ToolResult(call, outcomes[i]))
+        return [o.result for o in outcomes]
+
+    def _submit(self, call: ToolCall):
+        tool = self.tools.get(call.name)
+        if self.pool is None:
+            from concurrent.futures import Future
+            future: Future = Future()
+            future.set_result(toolbox.execute(tool, call, self.cancel))
+            return future
+        return self.pool.submit(toolbox.execute, tool, call, self.cancel)
+
+
+def arguments_object(call: ToolCall):
+    """The call's arguments for display: parsed when they are JSON, else the raw text."""
+    try:
+        return json.loads(call.arguments) if call.arguments.strip() else {}
+    except json.JSONDecodeError:
+        return call.arguments

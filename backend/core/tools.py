@@ -1,0 +1,93 @@
+"""The tool registry: what a model may call, and how each call is run.
+
+A tool declares whether it may run beside others (`concurrent`) and whether a
+person must approve each call (`needs_approval`). Failures are results: a tool
+that raises, or a name nobody registered, becomes an error result the model
+reads, never a crashed turn.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from backend.core.types import Message, ToolCall, ToolSpec
+
+MAX_RESULT_CHARS = 100_000  # a tool's output beyond this is cut, with a note to the model
+
+
+@dataclass(frozen=True)
+class Tool:
+    spec: ToolSpec
+    run: Callable[[dict, Any], str]  # (arguments, cancel token) -> output text
+    concurrent: bool = False
+    needs_approval: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+class ToolRegistry:
+    def __init__(self, tools: list[Tool] | None = None):
+        self._tools: dict[str, Tool] = {}
+        for tool in tools or []:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(t.spec for t in self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    result: Message  # role "tool", linked by tool_call_id
+    ok: bool
+    duration_ms: int
+
+
+def error_result(call: ToolCall, text: str, started: float | None = None) -> ToolOutcome:
+    took = 0 if started is None else int((time.monotonic() - started) * 1000)
+    return ToolOutcome(Message(role="tool", content=text, tool_call_id=call.id, is_error=True), False, took)
+
+
+def parse_arguments(call: ToolCall) -> dict:
+    """The call's arguments as an object; raises ValueError with a message for the model."""
+    if not call.arguments.strip():
+        return {}
+    try:
+        args = json.loads(call.arguments)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"The arguments of {call.name} are not valid JSON ({exc.msg}). Send a JSON object.")
+    if not isinstance(args, dict):
+        raise ValueError(f"The arguments of {call.name} must be a JSON object.")
+    return args
+
+
+def execute(tool: Tool | None, call: ToolCall, cancel) -> ToolOutcome:
+    """Run one call to completion and describe the result for the model."""
+    started = time.monotonic()
+    if tool is None:
+        return error_result(call, f"There is no tool named {call.name!r} in this chat. "
+                                  f"Use only the tools you were given.", started)
+    try:
+        args = parse_arguments(call)
+        output = tool.run(args, cancel)
+    except ValueError as exc:
+        return error_result(call, str(exc), started)
+    except Exception as exc:  # a tool's failure is information for the model, not a crash
+        return error_result(call, f"{call.name} failed: {type(exc).__name__}: {exc}", started)
+    text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    if len(text) > MAX_RESULT_CHARS:
+        text = text[:MAX_RESULT_CHARS] + f"\n[output cut at {MAX_RESULT_CHARS} characters]"
+    took = int((time.monotonic() - started) * 1000)
+    return ToolOutcome(Message(role="tool", content=text, tool_call_id=call.id), True, took)

@@ -1,0 +1,76 @@
+"""Client frames of the WebSocket protocol (CONTRACT §4), parsed and checked."""
+from __future__ import annotations
+
+import json
+
+MAX_CONTENT_CHARS = 200_000
+MAX_ATTACHMENTS = 20
+
+
+class BadFrame(Exception):
+    """A frame the server cannot act on; the message tells the client why."""
+
+
+# type -> {field: (python type(s), required)}
+_SCHEMA: dict[str, dict[str, tuple]] = {
+    "send": {"request_id": (str, True), "content": (str, True), "attachments": (list, False),
+             "mode": (str, False)},
+    "stop": {"clear_queue": (bool, False)},
+    "resume": {"after_event_id": (int, True)},
+    "edit": {"message_id": (int, True), "content": (str, True)},
+    "regenerate": {"message_id": (int, True)},
+    "continue": {},
+    "approve": {"approval_id": (str, True), "decision": (str, True), "reason": (str, False)},
+    "queue_discard": {"message_id": (int, True)},
+    "ping": {},
+}
+DECISIONS = ("allow", "allow_always", "deny")
+
+
+def parse(text) -> dict:
+    """The frame as a dict with checked fields, or BadFrame."""
+    if not isinstance(text, str):
+        raise BadFrame("Frames must be text holding one JSON object.")
+    try:
+        frame = json.loads(text)
+    except ValueError:
+        raise BadFrame("The frame is not valid JSON.")
+    if not isinstance(frame, dict):
+        raise BadFrame("The frame must be a JSON object.")
+    kind = frame.get("type")
+    if not isinstance(kind, str) or kind not in _SCHEMA:
+        known = ", ".join(_SCHEMA)
+        raise BadFrame(f"Unknown frame type {kind!r}; expected one of: {known}." if kind is not None
+                       else "The frame has no \"type\".")
+    for name, (types, required) in _SCHEMA[kind].items():
+        if name not in frame or frame[name] is None:
+            if required:
+                raise BadFrame(f"A {kind} frame needs a \"{name}\" field.")
+            continue
+        value = frame[name]
+        # bool is an int in Python; ids and counters must be real integers.
+        if not isinstance(value, types) or (types is int and isinstance(value, bool)):
+            raise BadFrame(f"\"{name}\" of a {kind} frame has the wrong type ({type(value).__name__}).")
+    _check_values(kind, frame)
+    return frame
+
+
+def _check_values(kind: str, frame: dict) -> None:
+    if kind == "send":
+        if not 1 <= len(frame["request_id"]) <= 64:
+            raise BadFrame("\"request_id\" must be 1 to 64 characters.")
+        attachments = frame.get("attachments") or []
+        if len(attachments) > MAX_ATTACHMENTS or not all(isinstance(a, str) for a in attachments):
+            raise BadFrame(f"\"attachments\" must be a list of at most {MAX_ATTACHMENTS} file ids.")
+        if not frame["content"].strip() and not attachments:
+            raise BadFrame("The message is empty; write something or attach a file.")
+        if frame.get("mode", "queue") not in ("queue",):
+            raise BadFrame("\"mode\" must be \"queue\".")
+    if kind in ("send", "edit") and len(frame["content"]) > MAX_CONTENT_CHARS:
+        raise BadFrame(f"The message is longer than {MAX_CONTENT_CHARS:,} characters; attach it as a file instead.")
+    if kind == "edit" and not frame["content"].strip():
+        raise BadFrame("The edited message is empty.")
+    if kind == "resume" and frame["after_event_id"] < 0:
+        raise BadFrame("\"after_event_id\" must be 0 or more.")
+    if kind == "approve" and frame["decision"] not in DECISIONS:
+        raise BadFrame("\"decision\" must be allow, allow_always or deny.")

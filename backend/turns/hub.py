@@ -1,0 +1,155 @@
+"""Per-chat event hubs: the numbered event log that sockets read from.
+
+Producers (turn threads) only append; each socket's own handler thread pulls
+what it has not sent yet. A slow or silent socket therefore never slows a turn
+and never grows memory: the log is a bounded ring, and a reader that fell
+behind it gets one `snapshot` of the turn instead of the events it missed.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+
+LOG_CAPACITY = 4096  # events kept per chat; the contract asks for at least 500
+FINISHED_TURN_TTL = 180.0  # seconds a finished turn stays replayable
+
+
+class TurnView:
+    """The in-progress state of a turn's current assistant message (what a snapshot shows)."""
+
+    __slots__ = ("turn_id", "first_event_id", "message_id", "content", "reasoning",
+                 "tool_calls", "status", "ended_at")
+
+    def __init__(self, turn_id: str, first_event_id: int):
+        self.turn_id, self.first_event_id = turn_id, first_event_id
+        self.message_id = None
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.tool_calls: list[dict] = []
+        self.status = "streaming"
+        self.ended_at: float | None = None
+
+    def apply(self, event: dict) -> None:
+        kind = event["type"]
+        if kind in ("content", "reasoning", "tool_preparing", "tool_start"):
+            if event.get("message_id") != self.message_id:
+                self.message_id = event.get("message_id")
+                self.content, self.reasoning, self.tool_calls = [], [], []
+            if kind == "content":
+                self.content.append(event["delta"])
+            elif kind == "reasoning":
+                self.reasoning.append(event["delta"])
+            elif kind == "tool_start":
+                self.tool_calls.append({"id": event["call_id"], "name": event["name"],
+                                        "arguments": event["arguments"]})
+        elif kind == "turn_end":
+            self.status = {"completed": "complete", "failed": "error"}.get(event["status"], event["status"])
+            self.ended_at = time.monotonic()
+
+
+class Subscription:
+    def __init__(self, hub: "ChatHub", cursor: int):
+        self.hub = hub
+        self.cursor = cursor  # the last event id this socket has been given
+        self.wake = threading.Event()
+        self.wake.set()
+
+    def pull(self) -> list[dict]:
+        return self.hub._pull(self)
+
+    def resume(self, after_event_id: int) -> bool:
+        """Point the cursor at what the client missed; False when no turn is retained."""
+        return self.hub._resume(self, after_event_id)
+
+
+class ChatHub:
+    def __init__(self, chat_id: str, epoch: str):
+        self.chat_id, self.epoch = chat_id, epoch
+        self._lock = threading.Lock()
+        self._log: deque[dict] = deque(maxlen=LOG_CAPACITY)
+        self._last_id = 0
+        self._subs: set[Subscription] = set()
+        self.turn: TurnView | None = None
+
+    @property
+    def last_event_id(self) -> int:
+        return self._last_id
+
+    def publish(self, type_: str, turn_id: str | None = None, **fields) -> dict:
+        with self._lock:
+            self._last_id += 1
+            event = {"type": type_, "event_id": self._last_id, "turn_id": turn_id, "epoch": self.epoch, **fields}
+            if type_ == "turn_start":
+                self.turn = TurnView(turn_id, self._last_id)
+            if self.turn is not None and turn_id == self.turn.turn_id:
+                self.turn.apply(event)
+            self._log.append(event)
+            subs = list(self._subs)
+        for sub in subs:
+            sub.wake.set()
+        return event
+
+    def next_direct_id(self) -> int:
+        """An id for an event meant for one socket only (a bad_request answer)."""
+        with self._lock:
+            self._last_id += 1
+            return self._last_id
+
+    def subscribe(self) -> Subscription:
+        with self._lock:
+            sub = Subscription(self, self._last_id)
+            self._subs.add(sub)
+            return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        with self._lock:
+            self._subs.discard(sub)
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._subs)
+
+    def _retained_turn(self) -> TurnView | None:
+        turn = self.turn
+        if turn is None:
+            return None
+        if turn.ended_at is not None and time.monotonic() - turn.ended_at > FINISHED_TURN_TTL:
+            return None
+        return turn
+
+    def _resume(self, sub: Subscription, after_event_id: int) -> bool:
+        with self._lock:
+            turn = self._retained_turn()
+            if turn is None:
+                sub.cursor = self._last_id
+                return False
+            sub.cursor = max(after_event_id, turn.first_event_id - 1) if after_event_id else turn.first_event_id - 1
+            sub.cursor = min(sub.cursor, self._last_id)
+        sub.wake.set()
+        return True
+
+    def _pull(self, sub: Subscription) -> list[dict]:
+        with self._lock:
+            if sub.cursor >= self._last_id:
+                return []
+            oldest = self._log[0]["event_id"] if self._log else self._last_id + 1
+            if sub.cursor < oldest - 1:
+                # Fell behind the ring: one snapshot stands in for every missed event.
+                sub.cursor = self._last_id
+                return [self._snapshot()] if self.turn is not None else []
+            events = []
+            for event in reversed(self._log):  # a pull is usually a few events: walk from the end
+                if event["event_id"] <= sub.cursor:
+                    break
+                events.append(event)
+            events.reverse()
+            sub.cursor = self._last_id
+            return events
+
+    def _snapshot(self) -> dict:
+        turn = self.turn
+        return {"type": "snapshot", "event_id": self._last_id, "turn_id": turn.turn_id, "epoch": self.epoch,
+                "message_id": turn.message_id, "content": "".join(turn.content),
+                "reasoning": "".join(turn.reasoning), "tool_calls": list(turn.tool_calls),
+                "status": turn.status, "last_event_id": self._last_id}

@@ -1,0 +1,248 @@
+"""One turn: the agent loop wrapped in persistence and publishing.
+
+The loop reports what happens; this module commits it at the contract's save
+boundaries (the assistant message before its tools run, tool results in call
+order, partial text at least once a second through the registry's flusher)
+and publishes each event to the chat's hub.
+"""
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+
+from backend.core import agent
+from backend.core.cancel import CancelToken
+from backend.store.db import db, now
+from backend.store.models import Chat, Message as MessageRow, Setting
+from backend.turns.context import TurnSetupError, build_request, resolve_model
+
+log = logging.getLogger(__name__)
+
+
+class Partial:
+    """The streaming assistant row's text, flushed to the database by the registry's flusher."""
+
+    def __init__(self, row_id: int, content: str = "", reasoning: str = ""):
+        self.row_id = row_id
+        self.lock = threading.Lock()
+        self.content = [content] if content else []
+        self.reasoning = [reasoning] if reasoning else []
+        self.dirty = False
+
+    def add(self, kind: str, text: str) -> None:
+        with self.lock:
+            (self.content if kind == "content" else self.reasoning).append(text)
+            self.dirty = True
+
+    def text(self) -> tuple[str, str]:
+        with self.lock:
+            return "".join(self.content), "".join(self.reasoning)
+
+    def flush(self) -> None:
+        with self.lock:
+            if not self.dirty:
+                return
+            self.dirty = False
+            content, reasoning = "".join(self.content), "".join(self.reasoning)
+        # Only a row still streaming is touched: once the final form is committed a
+        # late flush must not overwrite it.
+        with db.atomic():
+            (MessageRow.update(content=content, reasoning_content=reasoning)
+             .where((MessageRow.id == self.row_id) & (MessageRow.status == "streaming")).execute())
+
+
+class Turn:
+    def __init__(self, registry, chat_id: str, user_message_id: int | None,
+                 continue_message_id: int | None = None):
+        self.registry = registry
+        self.chat_id = chat_id
+        self.hub = registry.hub(chat_id)
+        self.id = "t_" + secrets.token_hex(6)
+        self.user_message_id = user_message_id
+        self.continue_message_id = continue_message_id
+        self.cancel = CancelToken()
+        self.partial: Partial | None = None
+        self.model_id: str | None = None
+        self.usage = {"input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0,
+                      "cached_tokens": 0, "estimated": False}
+        self.final_message_id: int | None = None
+        self.last_message_id: int | None = None
+        self._approvals: dict[str, list] = {}  # approval id -> [event, decision, call]
+        self._approvals_lock = threading.Lock()
+
+    def publish(self, type_: str, **fields) -> dict:
+        return self.hub.publish(type_, self.id, **fields)
+
+    # --- the turn ---------------------------------------------------------------------
+
+    def run(self) -> str:
+        self.publish("turn_start", user_message_id=self.user_message_id)
+        try:
+            outcome = self._run_loop()
+        except TurnSetupError as exc:
+            outcome = agent.Outcome("failed", exc.code, exc.message)
+        except Exception:
+            log.exception("turn %s in chat %s crashed", self.id, self.chat_id)
+            outcome = agent.Outcome("failed", "internal", "Something went wrong inside Numi while answering; "
+                                                          "the details are in the log. Try again.", True)
+        self._finish(outcome)
+        return outcome.status
+
+    def _run_loop(self) -> agent.Outcome:
+        from backend.providers import open_stream
+
+        chat = Chat.get_by_id(self.chat_id)
+        model = resolve_model(chat)
+        self.model_id = model.id
+        request, _window = build_request(chat, model, self.registry.keys, self.registry.tools.specs(),
+                                         continuing=self.continue_message_id is not None)
+        if self.continue_message_id is not None:
+            row = MessageRow.get_by_id(self.continue_message_id)
+            with db.atomic():
+                MessageRow.update(status="streaming", error=None).where(MessageRow.id == row.id).execute()
+            self._open_partial(row.id, row.content, row.reasoning_content)
+        loop = agent.AgentLoop(request, stream_fn=open_stream, emit=self._on_event, approve=self._approve,
+                               cancel=self.cancel, tools=self.registry.tools, limits=self.registry.limits,
+                               pool=self.registry.tool_pool)
+        return loop.run()
+
+    def _finish(self, outcome: agent.Outcome) -> None:
+        if outcome.error_code:
+            error = {"code": outcome.error_code, "message": outcome.error_message}
+            with db.atomic():
+                if self.last_message_id is None and outcome.status == "failed":
+                    self.last_message_id = self._insert_assistant(status="error").id
+                if self.last_message_id is not None:
+                    MessageRow.update(error=error).where(MessageRow.id == self.last_message_id).execute()
+            self.publish("error", code=outcome.error_code, message=outcome.error_message,
+                         retryable=outcome.retryable)
+        if self.usage["input_tokens"] or self.usage["output_tokens"]:
+            self.publish("usage", input_tokens=self.usage["input_tokens"],
+                         output_tokens=self.usage["output_tokens"], estimated=self.usage["estimated"])
+        if outcome.status == "completed" and self.final_message_id is not None:
+            self.publish("done", message_id=self.final_message_id)
+        with db.atomic():
+            Chat.update(updated_at=now()).where(Chat.id == self.chat_id).execute()
+        # turn_end is the registry's to publish: only once the chat is free again,
+        # so a client that acts on it (edit, regenerate) never hears "busy".
+
+    # --- loop events --------------------------------------------------------------------
+
+    def _on_event(self, ev) -> None:
+        if isinstance(ev, agent.Delta):
+            partial = self._ensure_partial()
+            partial.add(ev.kind, ev.text)
+            self.publish(ev.kind, delta=ev.text, message_id=partial.row_id)
+        elif isinstance(ev, agent.StepStarted):
+            if ev.step > 1 or self.continue_message_id is None:
+                self.partial = None
+        elif isinstance(ev, agent.ToolPreparing):
+            partial = self._ensure_partial()
+            self.publish("tool_preparing", call_id=ev.call_id, name=ev.name, message_id=partial.row_id)
+        elif isinstance(ev, agent.UsageReport):
+            self._add_usage(ev.usage)
+        elif isinstance(ev, agent.AssistantDone):
+            self._save_assistant(ev)
+        elif isinstance(ev, agent.ToolStarted):
+            self.publish("tool_start", call_id=ev.call.id, name=ev.call.name, arguments=ev.call.arguments,
+                         message_id=self.last_message_id)
+        elif isinstance(ev, agent.ToolFinished):
+            self.publish("tool_end", call_id=ev.call.id, name=ev.call.name, ok=ev.outcome.ok,
+                         output=ev.outcome.result.content, duration_ms=ev.outcome.duration_ms)
+        elif isinstance(ev, agent.ToolResult):
+            result = ev.outcome.result
+            with db.atomic():
+                row = MessageRow.create(chat=self.chat_id, role="tool", content=result.content,
+                                        tool_call_id=result.tool_call_id, tool_error=result.is_error,
+                                        status="complete")
+            self.publish("message_saved", message_id=row.id, role="tool")
+
+    def _insert_assistant(self, status: str) -> MessageRow:
+        return MessageRow.create(chat=self.chat_id, role="assistant", status=status, model_id=self.model_id)
+
+    def _ensure_partial(self) -> Partial:
+        if self.partial is None:
+            with db.atomic():
+                row = self._insert_assistant(status="streaming")
+            self._open_partial(row.id)
+        return self.partial
+
+    def _open_partial(self, row_id: int, content: str = "", reasoning: str = "") -> None:
+        self.partial = Partial(row_id, content, reasoning)
+        self.last_message_id = row_id
+
+    def _save_assistant(self, ev: agent.AssistantDone) -> None:
+        message = ev.message
+        if self.partial is None and ev.status == "cancelled":
+            return  # stopped before the model said anything: nothing to keep
+        partial = self._ensure_partial()
+        content, reasoning = partial.text()
+        calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
+        with db.atomic():
+            (MessageRow.update(content=content, reasoning_content=reasoning,
+                               reasoning_details=list(message.reasoning_details) or None,
+                               tool_calls=calls or None, status=ev.status, model_id=self.model_id,
+                               usage=dict(self.usage))
+             .where(MessageRow.id == partial.row_id).execute())
+        if ev.final and ev.status == "complete":
+            self.final_message_id = partial.row_id
+        self.publish("message_saved", message_id=partial.row_id, role="assistant")
+
+    def _add_usage(self, usage) -> None:
+        self.usage["input_tokens"] += usage.input_tokens
+        self.usage["output_tokens"] += usage.output_tokens
+        self.usage["reasoning_tokens"] += usage.reasoning_tokens
+        self.usage["cached_tokens"] += usage.cached_tokens
+        self.usage["estimated"] = self.usage["estimated"] or usage.estimated
+
+    # --- approvals ----------------------------------------------------------------------
+
+    def _approve(self, call) -> agent.Decision:
+        if call.name in allowed_always(self.chat_id):
+            return agent.Decision("allow")
+        approval_id = "a_" + secrets.token_hex(6)
+        wake = threading.Event()
+        with self._approvals_lock:
+            self._approvals[approval_id] = [wake, None, call]
+        unregister = self.cancel.on_cancel(wake.set)
+        self.publish("approval_required", approval_id=approval_id, call_id=call.id, name=call.name,
+                     arguments=call.arguments)
+        wake.wait()
+        unregister()
+        with self._approvals_lock:
+            decision = self._approvals.pop(approval_id)[1]
+        if decision is None:
+            return agent.Decision("deny", "The turn was stopped before anyone answered.")
+        if decision.kind == "allow_always":
+            remember_allow_always(self.chat_id, call.name)
+        return decision
+
+    def answer_approval(self, approval_id: str, decision: agent.Decision) -> bool:
+        with self._approvals_lock:
+            pending = self._approvals.get(approval_id)
+            if pending is None or pending[1] is not None:
+                return False
+            pending[1] = decision
+        pending[0].set()
+        return True
+
+    def pending_approvals(self) -> list[str]:
+        with self._approvals_lock:
+            return list(self._approvals)
+
+
+def _rule_key(chat_id: str) -> str:
+    return f"allow_always:{chat_id}"
+
+
+def allowed_always(chat_id: str) -> set[str]:
+    row = Setting.get_or_none(Setting.key == _rule_key(chat_id))
+    return set(row.value) if row else set()
+
+
+def remember_allow_always(chat_id: str, tool_name: str) -> None:
+    with db.atomic():
+        names = sorted(allowed_always(chat_id) | {tool_name})
+        Setting.insert(key=_rule_key(chat_id), value=names).on_conflict_replace().execute()

@@ -1,0 +1,48 @@
+"""A chat's title, asked of its own model after the first answer."""
+from __future__ import annotations
+
+import logging
+
+from backend.core.types import Message, ModelRequest
+from backend.store.db import db
+from backend.store.models import Chat, Message as MessageRow, ModelEntry
+from backend.turns.context import provider_config
+
+log = logging.getLogger(__name__)
+TITLE_PROMPT = ("Write a title of at most six words for the conversation below. "
+                "Answer with the title alone: no quotes, no final period.")
+MAX_TITLE = 80
+
+
+def clean_title(text: str) -> str:
+    line = next((ln for ln in text.strip().splitlines() if ln.strip()), "")
+    return line.strip().strip("\"'“”‘’*#").strip().rstrip(".")[:MAX_TITLE].strip()
+
+
+def maybe_title(registry, chat_id: str, model_id: str | None) -> None:
+    """Give an untitled chat a title; a failure is logged and never touches the turn."""
+    from backend.providers import complete_text
+
+    try:
+        with db.connection_context():
+            chat = Chat.get_or_none(Chat.id == chat_id)
+            model = ModelEntry.get_or_none(ModelEntry.id == model_id) if model_id else None
+            if chat is None or chat.title or model is None:
+                return
+            rows = list(MessageRow.select().where((MessageRow.chat == chat_id) & MessageRow.deleted_at.is_null()
+                                                  & MessageRow.role.in_(("user", "assistant")))
+                        .order_by(MessageRow.id).limit(2))
+            excerpt = "\n\n".join(f"{r.role}: {r.content[:2000]}" for r in rows if r.content)
+            request = ModelRequest(provider=provider_config(model.provider, registry.keys),
+                                   wire_api=model.wire_api, model=model.api_model, system=TITLE_PROMPT,
+                                   messages=(Message(role="user", content=excerpt),),
+                                   params={"max_tokens": 30})
+            title = clean_title(complete_text(request))
+            if not title:
+                return
+            with db.atomic():
+                updated = Chat.update(title=title).where((Chat.id == chat_id) & (Chat.title == "")).execute()
+            if updated:
+                registry.hub(chat_id).publish("title_update", None, title=title)
+    except Exception as exc:
+        log.warning("could not title chat %s: %s", chat_id, exc)

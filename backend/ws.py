@@ -1,0 +1,217 @@
+"""The WebSocket endpoint `/ws/<chat_id>`: parse frames, dispatch commands, write events.
+
+One writer per socket: simple-websocket's send takes no lock, so only this
+handler's thread sends; a reader thread takes frames in and hands answers
+over. Events come from the chat's hub, pulled by the writer at its own pace.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+from collections import deque
+
+from flask_sock import Sock
+from simple_websocket import ConnectionClosed
+
+from backend import protocol
+from backend.app import runtime
+from backend.store.db import db
+from backend.store.models import Chat, Message as MessageRow
+from backend.store.serialize import message_to_dict
+from backend.turns.registry import CommandError
+
+log = logging.getLogger(__name__)
+sock = Sock()
+MAX_DIRECT = 256  # answers waiting for a client that does not read; past this it is dropped
+SEND_TIMEOUT = float(os.environ.get("NUMI_WS_SEND_TIMEOUT", "20"))
+CLOSE_UNKNOWN_CHAT = 4404
+
+
+class _LockedSocket:
+    """Serialises writes from this handler and from simple-websocket's ping/pong thread."""
+
+    def __init__(self, raw):
+        self._raw = raw
+        self._lock = threading.Lock()
+
+    def send(self, data):
+        with self._lock:
+            self._raw.sendall(data)
+        return len(data)
+
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
+
+
+def encode(event: dict) -> str:
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+
+
+def coalesce(events: list[dict]) -> list[dict]:
+    """Merge runs of text deltas of one message into one event (the last id stands for the run).
+
+    Under load the writer wakes with many deltas pending; one frame for the run
+    keeps a fast stream from costing a frame per token. At low rates every
+    delta is sent alone, so latency is unchanged.
+    """
+    out: list[dict] = []
+    for event in events:
+        prev = out[-1] if out else None
+        if (prev is not None and event["type"] in ("content", "reasoning") and prev["type"] == event["type"]
+                and prev.get("message_id") == event.get("message_id") and prev["turn_id"] == event["turn_id"]):
+            merged = dict(event)
+            merged["delta"] = prev["delta"] + event["delta"]
+            out[-1] = merged
+        else:
+            out.append(event)
+    return out
+
+
+class Connection:
+    def __init__(self, ws, registry, chat_id: str):
+        self.ws, self.registry, self.chat_id = ws, registry, chat_id
+        self.hub = registry.hub(chat_id)
+        self.sub = self.hub.subscribe()
+        self.direct: deque[dict] = deque()
+        self.closed = False
+
+    def serve(self) -> None:
+        raw = self.ws.sock
+        self.ws.sock = _LockedSocket(raw)
+        if self.ws.ping_interval:
+            # A client that stops reading blocks send(); the timeout drops it (it may resume later).
+            raw.settimeout(SEND_TIMEOUT)
+        reader = threading.Thread(target=self._read, name=f"ws-read-{self.chat_id}", daemon=True)
+        reader.start()
+        try:
+            while True:
+                self.sub.wake.wait()
+                self.sub.wake.clear()
+                if self.closed:
+                    break
+                for event in self._take_direct() + coalesce(self.sub.pull()):
+                    self.ws.send(encode(event))
+        except (ConnectionClosed, OSError):
+            pass
+        finally:
+            self.closed = True
+            self.hub.unsubscribe(self.sub)
+
+    def _take_direct(self) -> list[dict]:
+        out = []
+        while self.direct:
+            out.append(self.direct.popleft())
+        return out
+
+    def _push(self, event: dict) -> None:
+        if len(self.direct) >= MAX_DIRECT:
+            self.closed = True  # it sends without reading; drop it rather than buffer without end
+        else:
+            self.direct.append(event)
+        self.sub.wake.set()
+
+    def _error(self, code: str, message: str) -> None:
+        self._push({"type": "error", "event_id": self.hub.next_direct_id(), "turn_id": None,
+                    "epoch": self.hub.epoch, "code": code, "message": message, "retryable": False})
+
+    def _read(self) -> None:
+        with db.connection_context():
+            while not self.closed:
+                try:
+                    text = self.ws.receive()
+                except ConnectionClosed:
+                    break
+                if text is None:
+                    continue
+                try:
+                    self._handle(protocol.parse(text))
+                except protocol.BadFrame as exc:
+                    self._error("bad_request", str(exc))
+                except CommandError as exc:
+                    self._error(exc.code, exc.message)
+                except Exception:
+                    log.exception("socket command failed in chat %s", self.chat_id)
+                    self._error("internal", "Numi could not handle that request; the details are in the log.")
+        self.closed = True
+        self.sub.wake.set()
+
+    def _handle(self, frame: dict) -> None:
+        kind, reg, chat = frame["type"], self.registry, self.chat_id
+        if kind == "ping":
+            self._push({"type": "pong"})
+        elif kind == "send":
+            answer = reg.send(chat, frame["request_id"], frame["content"], frame.get("attachments") or [])
+            if answer.pop("duplicate"):
+                # A resend after a lost answer: repeat the answer to this socket, change nothing.
+                self._push({"type": "accepted", "event_id": self.hub.next_direct_id(), "turn_id": None,
+                            "epoch": self.hub.epoch, **answer})
+        elif kind == "stop":
+            reg.stop(chat, bool(frame.get("clear_queue")))
+        elif kind == "resume":
+            if not self.sub.resume(frame["after_event_id"]):
+                self._push(self._stored_snapshot())
+        elif kind == "edit":
+            reg.edit(chat, frame["message_id"], frame["content"])
+        elif kind == "regenerate":
+            reg.regenerate(chat, frame["message_id"])
+        elif kind == "continue":
+            reg.continue_(chat)
+        elif kind == "approve":
+            reg.approve(chat, frame["approval_id"], frame["decision"], frame.get("reason") or "")
+        elif kind == "queue_discard":
+            reg.queue_discard(chat, frame["message_id"])
+
+    def _stored_snapshot(self) -> dict:
+        """No turn is retained in memory: the newest reply as saved stands in for its events."""
+        row = (MessageRow.select().where((MessageRow.chat == self.chat_id) & (MessageRow.role == "assistant")
+                                         & MessageRow.deleted_at.is_null())
+               .order_by(MessageRow.id.desc()).first())
+        last = self.hub.last_event_id
+        message = message_to_dict(row) if row else None
+        return {"type": "snapshot", "event_id": last, "turn_id": None, "epoch": self.hub.epoch,
+                "message_id": message and message["id"], "content": message["content"] if message else "",
+                "reasoning": message["reasoning"] if message else "",
+                "tool_calls": message["tool_calls"] if message else [],
+                "status": message["status"] if message else "complete", "last_event_id": last,
+                "queue": self.registry.queue_items(self.chat_id)}
+
+
+@sock.route("/ws/<chat_id>")
+def chat_socket(ws, chat_id):
+    raw = ws.sock
+    try:
+        chat = Chat.get_or_none((Chat.id == chat_id) & Chat.deleted_at.is_null())
+        if chat is None:
+            ws.close(reason=CLOSE_UNKNOWN_CHAT, message="No chat with that id.")
+            return
+        if chat.unread:
+            with db.atomic():
+                Chat.update(unread=False).where(Chat.id == chat_id).execute()
+        Connection(ws, runtime().registry, chat_id).serve()
+    finally:
+        _hang_up(ws, raw)
+
+
+def _hang_up(ws, raw) -> None:
+    """End the TCP connection itself once the WebSocket is over.
+
+    werkzeug keeps the connection open after the route returns (waiting for
+    another request on it), so a close frame sent by the server — too big a
+    frame, a missed ping, an unknown chat — would leave the client waiting.
+    """
+    try:
+        if ws.connected:
+            ws.close()
+    except Exception:
+        pass
+    try:
+        raw.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def init_app(app) -> None:
+    sock.init_app(app)

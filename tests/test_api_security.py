@@ -1,0 +1,214 @@
+"""CONTRACT §2 against the real server: token, cookie, Host, Origin, body types, CSP."""
+from __future__ import annotations
+
+import http.client
+import json
+
+import pytest
+
+# One route of each kind and method; ids need not exist: auth runs before lookup.
+GUARDED = [
+    ("GET", "/api/providers"), ("POST", "/api/providers"), ("PATCH", "/api/providers/p_x"),
+    ("DELETE", "/api/providers/p_x"), ("PUT", "/api/providers/p_x/key"), ("DELETE", "/api/providers/p_x/key"),
+    ("POST", "/api/providers/p_x/discover"),
+    ("GET", "/api/models"), ("POST", "/api/models"), ("PATCH", "/api/models/m_x"), ("DELETE", "/api/models/m_x"),
+    ("GET", "/api/settings"), ("PATCH", "/api/settings"),
+    ("GET", "/api/chats"), ("POST", "/api/chats"), ("GET", "/api/chats/c_x"), ("PATCH", "/api/chats/c_x"),
+    ("DELETE", "/api/chats/c_x"), ("POST", "/api/chats/c_x/restore"), ("GET", "/api/chats/c_x/messages"),
+]
+WS_HEADERS = {
+    "Upgrade": "websocket", "Connection": "Upgrade",
+    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13",
+}
+
+
+def raw(server, method, path, headers=None, body: bytes | None = None, host: str | None = None):
+    """One request with exactly the given headers (plus Host); returns (status, headers, body bytes)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    hdrs = {"Host": host or f"127.0.0.1:{server.port}", **(headers or {})}
+    conn.request(method, path, body=body, headers=hdrs)
+    resp = conn.getresponse()
+    # A 101 leaves the socket upgraded: read nothing more from it.
+    data = b"" if resp.status == 101 else resp.read()
+    result = resp.status, resp.headers, data
+    conn.close()
+    return result
+
+
+def bearer(server):
+    return {"Authorization": f"Bearer {server.token}"}
+
+
+def json_headers(server, **extra):
+    return {**bearer(server), "Content-Type": "application/json", **extra}
+
+
+def error_code(data: bytes) -> str:
+    return json.loads(data)["error"]["code"]
+
+
+# -- token ----------------------------------------------------------------------
+
+def test_health_needs_no_token(server):
+    status, _, data = raw(server, "GET", "/api/health")
+    assert status == 200 and json.loads(data)["ok"] is True
+
+
+@pytest.mark.parametrize("auth", [None, "Bearer wrong-token", "Basic abc", "Bearer "])
+def test_every_route_kind_needs_the_token(server, auth):
+    headers = {"Authorization": auth} if auth else {}
+    for method, path in GUARDED:
+        body = b"{}" if method in ("POST", "PATCH", "PUT") else None
+        hdrs = {**headers, "Content-Type": "application/json"} if body else headers
+        status, _, data = raw(server, method, path, hdrs, body)
+        assert status == 401, (method, path, status)
+        err = json.loads(data)["error"]
+        assert err["code"] == "unauthorized" and err["message"].endswith(".")
+    status, _, _ = raw(server, "GET", "/ws/c_x", {**headers, **WS_HEADERS})
+    assert status == 401
+
+
+def test_wrong_cookie_is_refused(server):
+    status, _, _ = raw(server, "GET", "/api/chats", {"Cookie": "numi_session=nope"})
+    assert status == 401
+
+
+def test_cookie_sign_in(server):
+    status, headers, _ = raw(server, "GET", f"/?token={server.token}")
+    assert status in (302, 303, 307)
+    assert headers["Location"].endswith("/") and "token" not in headers["Location"]
+    cookie = headers["Set-Cookie"]
+    parts = [p.strip().lower() for p in cookie.split(";")]
+    assert parts[0] == f"numi_session={server.token}".lower()
+    assert "httponly" in parts and "samesite=strict" in parts and "path=/" in parts
+    status, _, data = raw(server, "GET", "/api/chats", {"Cookie": f"numi_session={server.token}"})
+    assert status == 200 and json.loads(data)["items"] == []
+
+
+def test_sign_in_with_wrong_token_is_401_without_cookie(server):
+    status, headers, data = raw(server, "GET", "/?token=wrong")
+    assert status == 401
+    assert "Set-Cookie" not in headers
+    assert server.token.encode() not in data
+
+
+# -- Host -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1", "localhost",
+                                  "127.0.0.1:1", "0.0.0.0:{port}", "[::1]:{port}"])
+def test_foreign_host_is_403_even_with_token(server, host):
+    host = host.format(port=server.port)
+    for method, path in (("GET", "/api/chats"), ("GET", "/api/health"), ("GET", "/")):
+        status, _, data = raw(server, method, path, bearer(server), host=host)
+        assert status == 403, (host, path)
+        assert error_code(data) == "forbidden_host"
+    status, _, _ = raw(server, "GET", "/ws/c_x", {**bearer(server), **WS_HEADERS}, host=host)
+    assert status == 403
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}"])
+def test_allowed_hosts(server, host):
+    status, _, _ = raw(server, "GET", "/api/chats", bearer(server), host=host.format(port=server.port))
+    assert status == 200
+
+
+# -- Origin -----------------------------------------------------------------------
+
+FOREIGN_ORIGINS = ["http://evil.example", "null", "http://127.0.0.1:1", "https://127.0.0.1:{port}",
+                   "http://localhost", "http://127.0.0.1:{port}.evil.example"]
+
+
+@pytest.mark.parametrize("origin", FOREIGN_ORIGINS)
+def test_foreign_origin_is_403_on_writes(server, origin, api):
+    origin = origin.format(port=server.port)
+    chat = api.post("/api/chats", {"title": "kept"}).body
+    attempts = [
+        ("POST", "/api/chats", b'{"title": "new"}'),
+        ("PATCH", f"/api/chats/{chat['id']}", b'{"title": "changed"}'),
+        ("DELETE", f"/api/chats/{chat['id']}", None),
+        ("PUT", "/api/providers/p_x/key", b'{"api_key": "k"}'),
+    ]
+    for method, path, body in attempts:
+        status, _, data = raw(server, method, path, json_headers(server, Origin=origin), body)
+        assert status == 403, (method, origin)
+        assert error_code(data) == "forbidden_origin"
+    items = api.get("/api/chats").body["items"]
+    assert [(c["id"], c["title"]) for c in items] == [(chat["id"], "kept")]
+
+
+@pytest.mark.parametrize("origin", FOREIGN_ORIGINS)
+def test_foreign_origin_websocket_upgrade_is_http_403(server, origin, api):
+    chat = api.post("/api/chats", {}).body
+    origin = origin.format(port=server.port)
+    status, _, data = raw(server, "GET", f"/ws/{chat['id']}", {**bearer(server), **WS_HEADERS, "Origin": origin})
+    assert status == 403
+    assert error_code(data) == "forbidden_origin"
+
+
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:{port}", "http://localhost:{port}"])
+def test_allowed_origins_pass(server, api, origin):
+    origin = origin.format(port=server.port)
+    status, _, _ = raw(server, "POST", "/api/chats", json_headers(server, Origin=origin), b"{}")
+    assert status == 201
+    chat_id = api.get("/api/chats").body["items"][0]["id"]
+    status, _, _ = raw(server, "GET", f"/ws/{chat_id}", {**bearer(server), **WS_HEADERS, "Origin": origin})
+    assert status not in (401, 403)
+
+
+def test_get_with_foreign_origin_is_allowed(server):
+    # The contract refuses foreign origins on writes and upgrades; a GET cannot change anything.
+    status, _, _ = raw(server, "GET", "/api/chats", {**bearer(server), "Origin": "http://evil.example"})
+    assert status == 200
+
+
+# -- body types -------------------------------------------------------------------
+
+@pytest.mark.parametrize("ctype", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_non_json_body_is_415_and_changes_nothing(server, api, ctype):
+    chat = api.post("/api/chats", {"title": "before"}).body
+    provider = api.post("/api/providers", {"kind": "openai", "name": "OpenAI"}).body
+    headers = bearer(server) | ({"Content-Type": ctype} if ctype else {})
+    body = b'{"title": "after", "api_key": "sk-415"}'
+    for method, path in (("POST", "/api/chats"), ("PATCH", f"/api/chats/{chat['id']}"),
+                         ("PUT", f"/api/providers/{provider['id']}/key"), ("PATCH", "/api/settings")):
+        status, _, data = raw(server, method, path, headers, body)
+        assert status == 415, (method, path)
+        assert error_code(data) == "unsupported_media_type"
+    assert [c["title"] for c in api.get("/api/chats").body["items"]] == ["before"]
+    assert api.get("/api/providers").body[0]["has_key"] is False
+
+
+def test_json_body_with_charset_is_accepted(server):
+    headers = {**bearer(server), "Content-Type": "application/json; charset=utf-8"}
+    status, _, _ = raw(server, "POST", "/api/chats", headers, b'{"title": "ok"}')
+    assert status == 201
+
+
+def test_multipart_on_a_json_route_is_415(server, api):
+    headers = {**bearer(server), "Content-Type": "multipart/form-data; boundary=x"}
+    body = b'--x\r\nContent-Disposition: form-data; name="title"\r\n\r\nhi\r\n--x--\r\n'
+    status, _, _ = raw(server, "POST", "/api/chats", headers, body)
+    assert status == 415
+    assert api.get("/api/chats").body["items"] == []
+
+
+# -- CSP --------------------------------------------------------------------------
+
+def _csp(headers) -> dict[str, list[str]]:
+    policy = headers["Content-Security-Policy"]
+    return {d.split()[0]: d.split()[1:] for d in (p.strip() for p in policy.split(";")) if d}
+
+
+@pytest.mark.parametrize("path", ["/", "/?token=wrong"])
+def test_html_carries_a_strict_csp(server, path):
+    status, headers, _ = raw(server, "GET", path)
+    assert status in (200, 401)
+    assert headers["Content-Type"].startswith("text/html")
+    csp = _csp(headers)
+    for directive in ("default-src", "script-src", "connect-src"):
+        assert csp[directive] == ["'self'"], directive
+    assert set(csp["img-src"]) <= {"'self'", "data:", "blob:"}
+    assert csp["object-src"] == ["'none'"]
+    assert csp["frame-ancestors"] == ["'none'"]
+    assert csp["base-uri"] == ["'none'"]
+    assert not any("unsafe-eval" in v or "http" in v for values in csp.values() for v in values)

@@ -1,0 +1,230 @@
+"""API keys: the OS keyring when there is one, memory for this run when not, never the disk or a log."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import keyring.backend
+import keyring.errors
+import pytest
+from keyring.backends import chainer, fail, null
+
+from backend.keys import KeyStore
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "sk-test-7f3a9c1e5b2d4f6a8c0e"
+
+
+class DictKeyring(keyring.backend.KeyringBackend):
+    """A working keyring that keeps secrets in a dict (what a Secret Service would do)."""
+    priority = 1
+
+    def __init__(self):
+        super().__init__()
+        self.secrets = {}
+
+    def get_password(self, service, username):
+        return self.secrets.get((service, username))
+
+    def set_password(self, service, username, password):
+        self.secrets[(service, username)] = password
+
+    def delete_password(self, service, username):
+        if self.secrets.pop((service, username), None) is None:
+            raise keyring.errors.PasswordDeleteError("not found")
+
+
+class LockedKeyring(DictKeyring):
+    def get_password(self, service, username):
+        raise keyring.errors.KeyringLocked("Failed to unlock the collection!")
+
+
+class BreaksOnWrite(DictKeyring):
+    def set_password(self, service, username, password):
+        raise keyring.errors.PasswordSetError("the daemon went away")
+
+
+class EmptyChainer(chainer.ChainerBackend):
+    backends = []
+
+
+# -- KeyStore on its own ----------------------------------------------------------
+
+@pytest.mark.parametrize("backend", [fail.Keyring(), null.Keyring(), EmptyChainer()])
+def test_no_usable_keyring_keeps_keys_in_memory(backend):
+    keys = KeyStore(backend)
+    available, reason = keys.status()
+    assert available is False
+    assert reason == "No system keyring (Secret Service) was found; keys are kept in memory until Numi quits."
+    assert keys.get("p1") is None and not keys.has("p1")
+    keys.set("p1", SECRET)
+    assert keys.get("p1") == SECRET and keys.has("p1")
+    keys.delete("p1")
+    keys.delete("p1")  # deleting twice is fine
+    assert keys.get("p1") is None and not keys.has("p1")
+
+
+def test_working_keyring_is_used():
+    backend = DictKeyring()
+    keys = KeyStore(backend)
+    assert keys.status() == (True, None)
+    keys.set("p1", SECRET)
+    assert backend.secrets == {("numi", "provider:p1"): SECRET}
+    assert keys.get("p1") == SECRET and keys.has("p1")
+    assert KeyStore(backend).get("p1") == SECRET  # a new run finds it again
+    keys.delete("p1")
+    assert backend.secrets == {} and not keys.has("p1")
+    keys.delete("p1")
+
+
+def test_keyring_that_fails_the_probe_falls_back_with_a_reason():
+    keys = KeyStore(LockedKeyring())
+    available, reason = keys.status()
+    assert available is False
+    assert "KeyringLocked" in reason and "in memory until Numi quits" in reason and "Unlock" in reason
+    keys.set("p1", SECRET)
+    assert keys.get("p1") == SECRET
+
+
+def test_keyring_that_breaks_later_degrades_to_memory():
+    backend = BreaksOnWrite()
+    keys = KeyStore(backend)
+    assert keys.status()[0] is True
+    keys.set("p1", SECRET)
+    assert keys.get("p1") == SECRET and backend.secrets == {}
+    available, reason = keys.status()
+    assert available is False and "PasswordSetError" in reason
+    assert SECRET not in reason
+
+
+def test_empty_key_is_refused():
+    with pytest.raises(ValueError):
+        KeyStore(fail.Keyring()).set("p1", "")
+
+
+def test_keystore_is_thread_safe():
+    keys = KeyStore(fail.Keyring())
+    start, errors = threading.Barrier(8), []
+
+    def worker(n: int):
+        try:
+            start.wait()
+            for i in range(200):
+                pid = f"p{n}-{i % 5}"
+                keys.set(pid, f"k{n}-{i}")
+                assert keys.get(pid) == f"k{n}-{i}"
+                keys.delete(pid)
+                assert not keys.has(pid)
+        except Exception as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_keys_are_never_logged(caplog):
+    caplog.set_level("DEBUG")
+    for backend in (fail.Keyring(), LockedKeyring(), BreaksOnWrite()):
+        keys = KeyStore(backend)
+        keys.set("p1", SECRET)
+        keys.get("p1")
+        keys.delete("p1")
+    assert SECRET not in caplog.text
+
+
+# -- through the server (the fail backend: conftest sets it) ---------------------
+
+def _files_containing(root: Path, needle: bytes) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def test_server_without_keyring(server, api):
+    bodies = []
+
+    def call(method, path, body=None):
+        r = api.request(method, path, body)
+        bodies.append(json.dumps(r.body) if not isinstance(r.body, bytes) else r.body.decode())
+        return r
+
+    keyring_status = call("GET", "/api/settings").body["keyring"]
+    assert keyring_status["available"] is False
+    assert "No system keyring" in keyring_status["reason"] and keyring_status["reason"].endswith(".")
+    p = call("POST", "/api/providers", {"kind": "openai", "name": "OpenAI", "api_key": SECRET}).body
+    assert p["has_key"] is True
+    assert call("PUT", f"/api/providers/{p['id']}/key", {"api_key": SECRET + "-2"}).status == 204
+    assert call("GET", "/api/providers").body[0]["has_key"] is True
+    call("PATCH", f"/api/providers/{p['id']}", {"name": "Renamed"})
+    call("GET", "/api/models")
+    assert call("DELETE", f"/api/providers/{p['id']}/key").status == 204
+    assert call("GET", "/api/providers").body[0]["has_key"] is False
+    assert call("PUT", f"/api/providers/{p['id']}/key", {"api_key": SECRET + "-3"}).status == 204
+    assert not any(SECRET in b for b in bodies)
+    # Memory only: no file in the data dir (database, WAL, logs, server.json) holds a key.
+    assert _files_containing(server.data_dir, SECRET.encode()) == []
+    server.terminate()
+    assert _files_containing(server.data_dir, SECRET.encode()) == []
+
+
+def test_key_lives_only_as_long_as_the_process(server, api, start_server):
+    p = api.post("/api/providers", {"kind": "openai", "name": "OpenAI", "api_key": SECRET}).body
+    assert p["has_key"] is True
+    server.terminate()
+    again = start_server(data_dir=server.data_dir).api()
+    assert again.get("/api/providers").body[0]["has_key"] is False
+
+
+# -- a real Secret Service (gnome-keyring in its own D-Bus session) -------------------
+
+SESSION_SCRIPT = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+import keyring
+from tests.numi_client import ServerProcess
+
+data_dir, key, out = Path(sys.argv[2]), sys.argv[3], {}
+s = ServerProcess(data_dir).start()
+api = s.api()
+out["keyring"] = api.get("/api/settings").body["keyring"]
+pid = api.post("/api/providers", {"kind": "openai", "name": "OpenAI", "api_key": key}).body["id"]
+out["stored"] = keyring.get_password("numi", f"provider:{pid}") == key
+s.terminate()
+s = ServerProcess(data_dir).start()
+api = s.api()
+out["has_key_after_restart"] = api.get("/api/providers").body[0]["has_key"]
+api.delete(f"/api/providers/{pid}/key")
+out["gone"] = keyring.get_password("numi", f"provider:{pid}") is None
+s.terminate()
+print(json.dumps(out))
+"""
+
+
+def test_real_secret_service(tmp_path):
+    missing = [tool for tool in ("dbus-run-session", "gnome-keyring-daemon") if not shutil.which(tool)]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not installed (apt-get install gnome-keyring dbus dbus-x11)")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHON_KEYRING_BACKEND", "DBUS_SESSION_BUS_ADDRESS")}
+    # A throwaway keyring directory: never the person's own login keyring.
+    env.update(XDG_DATA_HOME=str(tmp_path / "xdg"), KEYRING_PW="numi-test")
+    (tmp_path / "xdg").mkdir()
+    command = ('printf %s "$KEYRING_PW" | gnome-keyring-daemon --unlock --components=secrets >/dev/null; '
+               'exec "$0" -c "$1" "$2" "$3" "$4"')
+    proc = subprocess.run(
+        ["dbus-run-session", "--", "sh", "-c", command, sys.executable, SESSION_SCRIPT,
+         str(ROOT), str(tmp_path / "data"), SECRET],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out == {"keyring": {"available": True, "reason": None}, "stored": True,
+                   "has_key_after_restart": True, "gone": True}
+    assert _files_containing(tmp_path / "data", SECRET.encode()) == []

@@ -1,0 +1,140 @@
+"""Bad input on the socket gets a clear error and loses nothing."""
+import json
+import socket
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from tests.fakeprovider import script as S
+from tests.numi_client import ServerProcess, Socket
+
+
+@pytest.mark.parametrize("frame, needle", [
+    ("not json", "not valid JSON"),
+    ("[1, 2]", "JSON object"),
+    ('{"content": "x"}', "no \"type\""),
+    ('{"type": "dance"}', "Unknown frame type"),
+    ('{"type": "send", "content": "x"}', "request_id"),
+    ('{"type": "send", "request_id": "", "content": "x"}', "1 to 64"),
+    ('{"type": "send", "request_id": "' + "r" * 65 + '", "content": "x"}', "1 to 64"),
+    ('{"type": "send", "request_id": "r", "content": 5}', "wrong type"),
+    ('{"type": "send", "request_id": "r", "content": "   "}', "empty"),
+    ('{"type": "resume", "after_event_id": "3"}', "wrong type"),
+    ('{"type": "resume", "after_event_id": true}', "wrong type"),
+    ('{"type": "resume", "after_event_id": -1}', "0 or more"),
+    ('{"type": "approve", "approval_id": "a", "decision": "maybe"}', "allow, allow_always or deny"),
+    ('{"type": "edit", "message_id": 1}', "content"),
+])
+def test_malformed_frames_get_bad_request_and_the_socket_stays_open(setup, frame, needle):
+    chat = setup.chat(title="t")
+    sock = setup.socket(chat)
+    sock.ws.send(frame)
+    error = sock.until("error")
+    assert error["code"] == "bad_request" and needle in error["message"]
+    assert isinstance(error["event_id"], int) and error["epoch"]
+    sock.send(type="ping")
+    sock.until("pong")
+    assert setup.messages(chat) == []
+
+
+def test_unknown_ids_get_not_found_and_change_nothing(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.text("answer")])
+    sock = setup.socket(chat)
+    sock.send(type="send", request_id="r1", content="q")
+    sock.until("turn_end")
+    before = setup.messages(chat)
+    for frame in ({"type": "edit", "message_id": 999999, "content": "x"},
+                  {"type": "regenerate", "message_id": 999999},
+                  {"type": "queue_discard", "message_id": 999999},
+                  {"type": "approve", "approval_id": "nope", "decision": "allow"}):
+        sock.send(**frame)
+        assert sock.until("error")["code"] == "not_found"
+    sock.send(type="regenerate", message_id=before[0]["id"])  # a user message is not a reply
+    assert sock.until("error")["code"] == "bad_request"
+    sock.send(type="send", request_id="r2", content="with file", attachments=["file_missing"])
+    assert sock.until("error")["code"] == "not_found"
+    assert setup.messages(chat) == before
+
+
+def test_frame_over_one_mib_closes_with_1009(setup):
+    chat = setup.chat(title="t")
+    sock = setup.socket(chat)
+    sock.send(type="send", request_id="big", content="x" * (1 << 20))
+    with pytest.raises(ConnectionClosed) as info:
+        sock.recv(timeout=10)
+    assert info.value.rcvd.code == 1009
+    assert setup.messages(chat) == []
+
+
+def test_unknown_chat_closes_with_4404(setup):
+    sock = Socket(setup.server, "c_doesnotexist")
+    with pytest.raises(ConnectionClosed) as info:
+        sock.recv(timeout=10)
+    assert info.value.rcvd.code == 4404
+
+
+def test_deleted_chat_closes_with_4404(setup):
+    chat = setup.chat(title="t")
+    assert setup.api.delete(f"/api/chats/{chat}").status == 204
+    sock = setup.socket(chat)
+    with pytest.raises(ConnectionClosed) as info:
+        sock.recv(timeout=10)
+    assert info.value.rcvd.code == 4404
+
+
+def test_continue_with_nothing_to_continue_is_refused(setup):
+    chat = setup.chat(title="t")
+    sock = setup.socket(chat)
+    sock.send(type="continue")
+    assert sock.until("error")["code"] == "bad_request"
+
+
+def _raw_upgrade(port, token, path):
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    raw.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                 f"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                 f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer {token}\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += raw.recv(4096)
+    assert head.startswith(b"HTTP/1.1 101")
+    return raw
+
+
+def test_silent_client_is_closed_after_a_missed_ping(tmp_path, fake):
+    proc = ServerProcess(tmp_path / "data", env={"NUMI_WS_PING_INTERVAL": "0.3"}).start()
+    try:
+        chat = proc.api().post("/api/chats", {}).body["id"]
+        raw = _raw_upgrade(proc.port, proc.token, f"/ws/{chat}")
+        # Never answer: the server pings, gets no pong, closes. recv() then sees EOF.
+        received = b""
+        while True:
+            chunk = raw.recv(4096)
+            if not chunk:
+                break
+            received += chunk
+        assert b"\x89" in received  # it did ping (opcode 0x9) before giving up
+        raw.close()
+    finally:
+        proc.stop()
+
+
+def test_a_client_that_never_reads_does_not_slow_the_turn(tmp_path, fake):
+    from tests.conftest import Setup
+
+    proc = ServerProcess(tmp_path / "data", env={"NUMI_WS_SEND_TIMEOUT": "1"}).start()
+    try:
+        s = Setup(proc, fake)
+        chat = s.chat(title="t")
+        stalled = _raw_upgrade(proc.port, proc.token, f"/ws/{chat}")
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        fake.enqueue([S.blast(20000, "token {i} padding padding padding ")])
+        reader = s.socket(chat)
+        reader.send(type="send", request_id="r1", content="go")
+        assert reader.until("turn_end", timeout=120)["status"] == "completed"
+        assert s.messages(chat)[-1]["content"] == reader.text()
+        # The stalled socket was dropped; its server side no longer holds the chat.
+        stalled.close()
+    finally:
+        proc.stop()

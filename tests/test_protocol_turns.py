@@ -1,0 +1,288 @@
+"""The WebSocket turn protocol against the real server process and the fake provider."""
+import json
+
+from tests.fakeprovider import script as S
+
+
+def send(sock, content, request_id):
+    sock.send(type="send", request_id=request_id, content=content)
+
+
+def test_send_streams_saves_and_titles(setup):
+    chat = setup.chat()
+    setup.fake.enqueue([S.text("Hel"), S.text("lo "), S.text("there"), S.usage(7, 3)])
+    sock = setup.socket(chat)
+    send(sock, "Hi!", "r1")
+    accepted = sock.until("accepted")
+    assert accepted["request_id"] == "r1" and accepted["queued"] is False
+    start = sock.until("turn_start")
+    assert start["user_message_id"] == accepted["message_id"]
+    done = sock.until("done")
+    end = sock.until("turn_end")
+    assert end["status"] == "completed"
+    turn = start["turn_id"]
+    ids = [e["event_id"] for e in sock.events]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert {e["epoch"] for e in sock.events} == {start["epoch"]}
+    assert sock.text(turn) == "Hello there"
+    usage = sock.of("usage", turn)[0]
+    assert (usage["input_tokens"], usage["output_tokens"], usage["estimated"]) == (7, 3, False)
+    msgs = setup.messages(chat)
+    assert [(m["role"], m["status"]) for m in msgs] == [("user", "complete"), ("assistant", "complete")]
+    assert msgs[1]["id"] == done["message_id"] and msgs[1]["content"] == "Hello there"
+    saved = [e["message_id"] for e in sock.of("message_saved")]
+    assert saved == [msgs[1]["id"]]
+    title = sock.until("title_update")
+    assert title["title"] == "Hello from the fake provider"
+    assert setup.api.get(f"/api/chats/{chat}").body["title"] == title["title"]
+    body = setup.fake.wait_requests(1)[0].body
+    assert body["messages"][-1] == {"role": "user", "content": "Hi!"}
+
+
+def test_same_request_id_is_one_message_and_one_turn(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.text("once")])
+    sock = setup.socket(chat)
+    send(sock, "Hi", "dup")
+    first = sock.until("accepted")
+    sock.until("turn_end")
+    send(sock, "Hi", "dup")
+    again = sock.until("accepted")
+    assert again["message_id"] == first["message_id"] and again["queued"] is False
+    sock.send(type="ping")
+    sock.until("pong")
+    assert not [e for e in sock.events if e["type"] == "turn_start"][1:]
+    assert [m["role"] for m in setup.messages(chat)] == ["user", "assistant"]
+    assert len(setup.fake.requests) == 1
+
+
+def test_closing_every_socket_does_not_stop_the_turn_and_resume_replays(setup):
+    chat = setup.chat(title="t")
+    words = [f"w{i} " for i in range(40)]
+    setup.fake.enqueue([S.delay(0.02)] + [S.text(w) for w in words])
+    first = setup.socket(chat)
+    send(first, "go", "r1")
+    first.until("content")
+    first.close()
+    second = setup.socket(chat)
+    second.send(type="resume", after_event_id=0)
+    start = second.until("turn_start")
+    second.until("turn_end")
+    assert second.text(start["turn_id"]) == "".join(words)
+    assert setup.messages(chat)[-1]["content"] == "".join(words)
+
+
+def test_resume_after_missed_events_replays_only_the_rest(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.text("a"), S.text("b"), S.text("c")])
+    sock = setup.socket(chat)
+    send(sock, "go", "r1")
+    sock.until("turn_end")
+    first_content = sock.of("content")[0]
+    other = setup.socket(chat)
+    other.send(type="resume", after_event_id=first_content["event_id"])
+    other.until("turn_end")
+    assert all(e["event_id"] > first_content["event_id"] for e in other.events)
+    assert first_content["delta"] + other.text() == "abc"
+
+
+def test_resume_behind_the_log_gets_one_snapshot(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.blast(6000, "x{i} ")])
+    sock = setup.socket(chat)
+    send(sock, "go", "r1")
+    sock.until("turn_end", timeout=60)
+    saved = setup.messages(chat)[-1]["content"]
+    late = setup.socket(chat)
+    late.send(type="resume", after_event_id=0)
+    snap = late.until("snapshot")
+    assert snap["content"] == saved and snap["status"] == "complete"
+    assert snap["message_id"] == setup.messages(chat)[-1]["id"]
+
+
+def test_resume_with_nothing_retained_sends_stored_snapshot(setup):
+    chat = setup.chat(title="t")
+    sock = setup.socket(chat)
+    sock.send(type="resume", after_event_id=0)
+    snap = sock.until("snapshot")
+    assert snap["message_id"] is None and snap["content"] == "" and snap["queue"] == []
+
+
+def test_stop_keeps_partial_text_as_cancelled(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.text("partial "), S.hang()])
+    sock = setup.socket(chat)
+    send(sock, "go", "r1")
+    sock.until("content")
+    setup.fake.wait_hanging()
+    sock.send(type="stop")
+    end = sock.until("turn_end")
+    assert end["status"] == "cancelled"
+    assert sock.of("error")[-1]["code"] == "cancelled"
+    last = setup.messages(chat)[-1]
+    assert (last["role"], last["status"], last["content"]) == ("assistant", "cancelled", "partial ")
+
+
+def test_queue_runs_in_order_and_caps_at_ten(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.text("first "), S.hang()])
+    for i in range(9):
+        setup.fake.enqueue([S.text(f"answer {i}")])
+    sock = setup.socket(chat)
+    send(sock, "m0", "r0")
+    sock.until("accepted")
+    setup.fake.wait_hanging()
+    queued = []
+    for i in range(1, 11):
+        send(sock, f"m{i}", f"r{i}")
+        queued.append(sock.until("accepted", request_id=f"r{i}"))
+    assert all(a["queued"] for a in queued)
+    send(sock, "m11", "r11")
+    assert sock.until("error")["code"] == "queue_full"
+    listed = {m["id"]: m["status"] for m in setup.messages(chat)}
+    assert all(listed[a["message_id"]] == "queued" for a in queued)
+    queue = sock.of("queue")[-1]["items"]
+    assert [q["message_id"] for q in queue] == [a["message_id"] for a in queued]
+    assert queue[0]["preview"] == "m1"
+    # Drop the last one, then let everything run.
+    sock.send(type="queue_discard", message_id=queued[-1]["message_id"])
+    assert [q["message_id"] for q in sock.until("queue")["items"]] == [a["message_id"] for a in queued[:-1]]
+    sock.send(type="stop")
+    for _ in range(10):
+        sock.until("turn_end", timeout=30)
+    starts = [e["user_message_id"] for e in sock.of("turn_start")]
+    assert starts[1:] == [a["message_id"] for a in queued[:-1]]
+    msgs = setup.messages(chat)
+    users = [m["content"] for m in msgs if m["role"] == "user"]
+    assert users == [f"m{i}" for i in range(10)]
+    assert all(m["status"] != "queued" for m in msgs)
+
+
+def test_stop_with_clear_queue_drops_waiting_messages(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.hang()])
+    sock = setup.socket(chat)
+    send(sock, "m0", "r0")
+    setup.fake.wait_hanging()
+    send(sock, "m1", "r1")
+    sock.until("accepted", request_id="r1")
+    sock.send(type="stop", clear_queue=True)
+    assert sock.until("turn_end")["status"] == "cancelled"
+    assert [m["content"] for m in setup.messages(chat) if m["role"] == "user"] == ["m0"]
+
+
+def test_edit_rewrites_and_drops_what_followed(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.text("one")], [S.text("two")])
+    sock = setup.socket(chat)
+    send(sock, "first question", "r1")
+    user_id = sock.until("accepted")["message_id"]
+    sock.until("turn_end")
+    sock.send(type="edit", message_id=user_id, content="better question")
+    start = sock.until("turn_start")
+    sock.until("turn_end")
+    assert start["user_message_id"] == user_id
+    msgs = setup.messages(chat)
+    assert [(m["role"], m["content"]) for m in msgs] == [("user", "better question"), ("assistant", "two")]
+    assert setup.fake.requests[-1].body["messages"][-1]["content"] == "better question"
+
+
+def test_regenerate_replaces_the_reply(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.text("one")], [S.text("two")])
+    sock = setup.socket(chat)
+    send(sock, "q", "r1")
+    reply_id = sock.until("done")["message_id"]
+    sock.until("turn_end")
+    sock.send(type="regenerate", message_id=reply_id)
+    sock.until("turn_start")
+    sock.until("turn_end")
+    msgs = setup.messages(chat)
+    assert [(m["role"], m["content"]) for m in msgs] == [("user", "q"), ("assistant", "two")]
+    assert msgs[1]["id"] != reply_id
+
+
+def test_edit_while_running_is_busy(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.hang()])
+    sock = setup.socket(chat)
+    send(sock, "q", "r1")
+    user_id = sock.until("accepted")["message_id"]
+    setup.fake.wait_hanging()
+    sock.send(type="edit", message_id=user_id, content="x")
+    assert sock.until("error")["code"] == "busy"
+    sock.send(type="stop")
+    sock.until("turn_end")
+
+
+def test_tool_calls_with_approval_commit_in_order(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue(
+        [S.tool_call(0, "call_a", "upper", '{"te'), S.tool_args(0, 'xt": "abc"}'),
+         S.tool_call(1, "call_b", "guarded", '{"text": "hi"}'),
+         S.tool_call(2, "call_c", "missing_tool", "{}")],
+        [S.text("All done.")])
+    sock = setup.socket(chat)
+    send(sock, "use tools", "r1")
+    ask = sock.until("approval_required")
+    assert ask["name"] == "guarded" and json.loads(ask["arguments"]) == {"text": "hi"}
+    # The assistant message asking for tools is saved before any tool runs.
+    saved = sock.of("message_saved")
+    assert [e["role"] for e in saved] == ["assistant"]
+    msgs = setup.messages(chat)
+    assert [c["id"] for c in msgs[-1]["tool_calls"]] == ["call_a", "call_b", "call_c"]
+    sock.send(type="approve", approval_id=ask["approval_id"], decision="allow")
+    sock.until("turn_end")
+    ends = {e["call_id"]: e for e in sock.of("tool_end")}
+    assert ends["call_a"]["ok"] and ends["call_a"]["output"] == "ABC"
+    assert ends["call_b"]["ok"] and json.loads(ends["call_b"]["output"]) == {"echo": "hi"}
+    assert not ends["call_c"]["ok"]
+    msgs = setup.messages(chat)
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "tool", "tool", "assistant"]
+    assert [m["tool_call_id"] for m in msgs[2:5]] == ["call_a", "call_b", "call_c"]
+    second = setup.fake.requests[1].body["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "tool", "tool", "tool"]
+
+
+def test_allow_always_is_remembered_for_the_chat(setup):
+    chat = setup.chat(title="t")
+    call = [S.tool_call(0, "c1", "guarded", '{"text": "x"}')]
+    setup.fake.enqueue(call, [S.text("ok")], [S.tool_call(0, "c2", "guarded", '{"text": "y"}')], [S.text("ok")])
+    sock = setup.socket(chat)
+    send(sock, "one", "r1")
+    ask = sock.until("approval_required")
+    sock.send(type="approve", approval_id=ask["approval_id"], decision="allow_always")
+    sock.until("turn_end")
+    send(sock, "two", "r2")
+    sock.until("turn_end", turn_id=sock.until("turn_start")["turn_id"])
+    assert len(sock.of("approval_required")) == 1
+    assert [e["ok"] for e in sock.of("tool_end")] == [True, True]
+
+
+def test_deny_with_reason_reaches_the_model(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.tool_call(0, "c1", "guarded", "{}")], [S.text("understood")])
+    sock = setup.socket(chat)
+    send(sock, "one", "r1")
+    ask = sock.until("approval_required")
+    sock.send(type="approve", approval_id=ask["approval_id"], decision="deny", reason="too risky")
+    assert sock.until("turn_end")["status"] == "completed"
+    tool_msg = setup.fake.requests[1].body["messages"][-1]
+    assert tool_msg["role"] == "tool" and "too risky" in tool_msg["content"]
+
+
+def test_chats_run_at_the_same_time_without_crossing(setup):
+    chats = [setup.chat(title=f"t{i}") for i in range(3)]
+    socks = [setup.socket(c) for c in chats]
+    for i, sock in enumerate(socks):
+        setup.fake.enqueue([S.delay(0.01)] + [S.text(f"c{i}-{k} ") for k in range(20)])
+    for i, sock in enumerate(socks):
+        send(sock, f"hello {i}", f"r{i}")
+    for sock in socks:
+        sock.until("turn_end", timeout=30)
+    texts = [sock.text() for sock in socks]
+    for i, text in enumerate(texts):
+        words = text.split()
+        prefix = words[0].split("-")[0]
+        assert all(w.startswith(prefix + "-") for w in words) and len(words) == 20
+    assert len({t.split("-")[0] for t in texts}) == 3
