@@ -18,7 +18,7 @@ from simple_websocket import ConnectionClosed
 
 from backend import protocol
 from backend.app import runtime
-from backend.store.db import db
+from backend.store.db import db, is_busy_error
 from backend.store.models import Chat, Message as MessageRow
 from backend.store.serialize import message_to_dict
 from backend.turns.registry import CommandError
@@ -132,7 +132,11 @@ class Connection:
                     self._error("bad_request", str(exc))
                 except CommandError as exc:
                     self._error(exc.code, exc.message)
-                except Exception:
+                except Exception as exc:
+                    if is_busy_error(exc):
+                        self._error("db_busy", "The database is busy (another program holds it locked). "
+                                               "Nothing was saved; send again in a moment.")
+                        continue
                     log.exception("socket command failed in chat %s", self.chat_id)
                     self._error("internal", "Numi could not handle that request; the details are in the log.")
         self.closed = True

@@ -138,3 +138,35 @@ def test_a_client_that_never_reads_does_not_slow_the_turn(tmp_path, fake):
         stalled.close()
     finally:
         proc.stop()
+
+
+def test_locked_database_refuses_send_clearly_and_loses_nothing(tmp_path, fake):
+    import sqlite3
+
+    from tests.conftest import Setup
+
+    proc = ServerProcess(tmp_path / "data", env={"NUMI_DB_BUSY_TIMEOUT_MS": "200"}).start()
+    try:
+        s = Setup(proc, fake)
+        chat = s.chat(title="t")
+        fake.enqueue([S.text("first answer")])
+        sock = s.socket(chat)
+        sock.send(type="send", request_id="r1", content="saved before the lock")
+        sock.until("turn_end")
+        before = s.messages(chat)
+        holder = sqlite3.connect(proc.data_dir / "numi.db", isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            sock.send(type="send", request_id="r2", content="during the lock")
+            error = sock.until("error")
+            assert error["code"] == "db_busy" and "again" in error["message"]
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert s.messages(chat) == before
+        sock.send(type="send", request_id="r2", content="during the lock")
+        assert sock.until("accepted", request_id="r2")["queued"] is False
+        assert sock.until("turn_end")["status"] == "completed"
+        assert [m["content"] for m in s.messages(chat)][:2] == [m["content"] for m in before]
+    finally:
+        proc.stop()

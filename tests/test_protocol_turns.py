@@ -286,3 +286,31 @@ def test_chats_run_at_the_same_time_without_crossing(setup):
         prefix = words[0].split("-")[0]
         assert all(w.startswith(prefix + "-") for w in words) and len(words) == 20
     assert len({t.split("-")[0] for t in texts}) == 3
+
+
+def test_reasoning_streams_apart_and_usage_is_estimated_without_a_usage_chunk(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue({"steps": [S.reasoning("think "), S.reasoning("more", field="reasoning"),
+                                  S.text("answer")]})
+    sock = setup.socket(chat)
+    sock.send(type="send", request_id="r1", content="q")
+    sock.until("turn_end")
+    assert "".join(e["delta"] for e in sock.of("reasoning")) == "think more"
+    assert sock.text() == "answer"
+    last = setup.messages(chat)[-1]
+    assert (last["content"], last["reasoning"]) == ("answer", "think more")
+    usage = sock.of("usage")[0]
+    assert usage["output_tokens"] > 0
+
+
+def test_a_failed_title_never_fails_the_turn(setup):
+    chat = setup.chat()
+    setup.fake.enqueue([S.text("the answer")], [S.error(400)])
+    sock = setup.socket(chat)
+    sock.send(type="send", request_id="r1", content="q")
+    assert sock.until("turn_end")["status"] == "completed"
+    setup.fake.wait_requests(2)
+    sock.send(type="ping")
+    sock.until("pong")
+    assert not sock.of("title_update")
+    assert setup.messages(chat)[-1]["status"] == "complete"
