@@ -48,7 +48,8 @@ def test_kill9_mid_reply_keeps_all_but_the_last_second_and_continue_finishes_it(
     sent = setup.fake.requests[-1].body["messages"]
     assert sent[-2] == {"role": "assistant", "content": last["content"]}
     assert "cut off" in sent[-1]["content"]
-    assert start["user_message_id"] is None
+    assert start["user_message_id"] is None and start["continue_message_id"] == last["id"]
+    assert sock.text(start["turn_id"]) == final["content"]  # the turn's deltas add up to the message
 
 
 def test_queued_messages_survive_a_kill_as_interrupted(setup):

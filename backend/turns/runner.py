@@ -78,7 +78,8 @@ class Turn:
     # --- the turn ---------------------------------------------------------------------
 
     def run(self) -> str:
-        self.publish("turn_start", user_message_id=self.user_message_id)
+        self.publish("turn_start", user_message_id=self.user_message_id,
+                     continue_message_id=self.continue_message_id)
         try:
             outcome = self._run_loop()
         except TurnSetupError as exc:
@@ -103,6 +104,12 @@ class Turn:
             with db.atomic():
                 MessageRow.update(status="streaming", error=None).where(MessageRow.id == row.id).execute()
             self._open_partial(row.id, row.content, row.reasoning_content)
+            # The saved text opens the turn's stream, so the deltas of this turn
+            # add up to the whole message, as for any other turn.
+            if row.reasoning_content:
+                self.publish("reasoning", delta=row.reasoning_content, message_id=row.id)
+            if row.content:
+                self.publish("content", delta=row.content, message_id=row.id)
         loop = agent.AgentLoop(request, stream_fn=open_stream, emit=self._on_event, approve=self._approve,
                                cancel=self.cancel, tools=self.registry.tools, limits=self.registry.limits,
                                pool=self.registry.tool_pool)
