@@ -109,10 +109,11 @@ def delete_provider(provider_id):
 
 @bp.put("/api/providers/<provider_id>/key")
 def put_key(provider_id):
-    f = Fields(json_body(), ("api_key",))
+    body = json_body()
+    _provider(provider_id)
+    f = Fields(body, ("api_key",))
     api_key = f.text("api_key", max_len=4096, required=True, non_empty=True, strip=True)
     f.check()
-    _provider(provider_id)
     runtime().keys.set(provider_id, api_key)
     return "", 204
 

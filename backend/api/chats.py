@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
-import time
 
 from flask import Blueprint, request
 
@@ -170,25 +168,14 @@ def patch_chat(chat_id):
     return _chat_json(chat)
 
 
-def _wait_stopped(chat_id: str, timeout: float = STOP_WAIT_S) -> bool:
-    """Wait for a stopped turn to finish its last save, so a purge does not race it."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while chat_id in _running():
-        if time.monotonic() >= deadline:
-            return False
-        pause.wait(0.02)  # the registry offers no join; a short bounded poll is enough here
-    return True
-
-
 @bp.delete("/api/chats/<chat_id>")
 def delete_chat(chat_id):
     purge = bool_arg("purge")
     chat = _chat(chat_id, include_deleted=True)
     if chat.id in _running():
         # Outside any transaction: the turn saves its partial reply while it stops.
-        runtime().registry.stop_chat(chat.id)
-        if purge and not _wait_stopped(chat.id):
+        stopped = runtime().registry.stop_chat(chat.id, wait=5.0 if purge else 0.0)
+        if purge and not stopped:
             raise ApiError(409, "busy", "The reply in this chat is still stopping; try again in a moment.")
     with db.atomic():
         chat = _chat(chat_id, include_deleted=True)

@@ -87,7 +87,11 @@ class ChatHub:
             self._log.append(event)
             subs = list(self._subs)
         for sub in subs:
-            sub.wake.set()
+            # Setting an already-set Event still takes its lock and notifies; per
+            # token that adds up. The writer clears the flag before it pulls, so
+            # a flag seen set means this event will be in its next pull.
+            if not sub.wake.is_set():
+                sub.wake.set()
         return event
 
     def next_direct_id(self) -> int:

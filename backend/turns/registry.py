@@ -186,8 +186,13 @@ class TurnRegistry:
         turn.cancel.cancel()
         return True
 
-    def stop_chat(self, chat_id: str) -> None:
+    def stop_chat(self, chat_id: str, wait: float = 0.0) -> bool:
+        """Stop the chat's turn and drop its queue; True once no turn runs (waiting up to `wait` s)."""
         self.stop(chat_id, clear_queue=True)
+        thread = self._state(chat_id).thread
+        if thread is not None and wait > 0:
+            thread.join(wait)
+        return self._state(chat_id).turn is None
 
     def edit(self, chat_id: str, message_id: int, content: str) -> None:
         state = self._state(chat_id)
