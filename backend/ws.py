@@ -28,6 +28,10 @@ sock = Sock()
 MAX_DIRECT = 256  # answers waiting for a client that does not read; past this it is dropped
 SEND_TIMEOUT = float(os.environ.get("NUMI_WS_SEND_TIMEOUT", "20"))
 CLOSE_UNKNOWN_CHAT = 4404
+# simple-websocket wakes a blocked receive() before it marks the connection
+# closed when it refuses a too-big frame, so a receive without a timeout can
+# sleep through that close; the reader looks again this often.
+CLOSED_CHECK_S = 1.0
 
 
 class _LockedSocket:
@@ -121,10 +125,12 @@ class Connection:
         with db.connection_context():
             while not self.closed:
                 try:
-                    text = self.ws.receive()
+                    text = self.ws.receive(timeout=CLOSED_CHECK_S)
                 except ConnectionClosed:
                     break
                 if text is None:
+                    if not self.ws.connected:
+                        break
                     continue
                 try:
                     self._handle(protocol.parse(text))

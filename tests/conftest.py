@@ -52,7 +52,7 @@ class Setup:
         self.server, self.fake, self.api = server, fake, server.api()
         r = self.api.post("/api/providers", {"kind": "openai_compatible", "name": "Fake Local",
                                              "base_url": fake.base_url, "api_key": "sk-test-not-real",
-                                             "timeout": 2})
+                                             "timeout": 10})
         assert r.status == 201, r
         self.provider = r.body
         r = self.api.post("/api/models", {"provider_id": self.provider["id"], "api_model": "fake-model",
@@ -76,7 +76,13 @@ class Setup:
 
 
 @pytest.fixture
-def setup(tmp_path, fake):
-    proc = ServerProcess(tmp_path / "data", env={"NUMI_TOOL_PLUGINS": "tests.tool_plugin"}).start()
-    yield Setup(proc, fake)
-    proc.stop()
+def setup_with(start_server, fake):
+    """A Setup on a server started with extra env (limits, timeouts), with the test tools loaded."""
+    def make(env: dict | None = None) -> Setup:
+        return Setup(start_server({"NUMI_TOOL_PLUGINS": "tests.tool_plugin", **(env or {})}), fake)
+    return make
+
+
+@pytest.fixture
+def setup(setup_with):
+    return setup_with()

@@ -193,3 +193,66 @@ def test_cancel_mid_stream_keeps_partial_and_closes_stream():
 def test_unexpected_adapter_exception_becomes_provider_failure(bad):
     outcome, _ = run(Scripted([bad]))
     assert outcome.status == "failed" and "Scripted" in outcome.error_message
+
+
+def test_wall_time_limit_is_checked_between_steps():
+    now = [0.0]
+
+    def slow_tool(args, cancel):
+        now[0] += 601  # the tool took longer than the turn may
+        return "late"
+
+    stream = Scripted(tool_step(("c1", "slow", "{}")), [TextDelta("never"), StepEnd("stop")])
+    events = []
+    loop = agent.AgentLoop(request(), stream_fn=stream, emit=events.append,
+                           approve=lambda call: agent.Decision("allow"), cancel=CancelToken(),
+                           tools=ToolRegistry([echo_tool("slow", fn=slow_tool)]), clock=lambda: now[0])
+    outcome = loop.run()
+    assert outcome.status == "limit" and "600 s" in outcome.error_message
+    assert len(stream.requests) == 1 and of(events, agent.ToolResult)
+
+
+def test_cancel_while_waiting_for_approval_denies_and_ends_cancelled():
+    cancel = CancelToken()
+
+    def approve(call):
+        cancel.cancel()
+        return agent.Decision("deny", "The turn was stopped before anyone answered.")
+
+    stream = Scripted(tool_step(("c1", "echo", "{}")))
+    outcome, events = run(stream, ToolRegistry([echo_tool(needs_approval=True)]), approve=approve, cancel=cancel)
+    assert outcome.status == "cancelled" and not of(events, agent.ToolStarted)
+    assert len(stream.requests) == 1
+
+
+def test_fallback_answers_after_retries_fail_before_any_text():
+    from dataclasses import replace as dc_replace
+
+    from backend.core.errors import ConnectionFailed
+
+    backup = dc_replace(request(), model="backup-model", model_id="m_backup")
+    main = dc_replace(request(), model_id="m_main")
+    down = [ConnectionFailed("Scripted is unreachable", retryable=True, retry_after=0)]
+    stream = Scripted(down, down, [TextDelta("from backup"), StepEnd("stop")])
+    events = []
+    loop = agent.AgentLoop(main, stream_fn=stream, emit=events.append, approve=lambda c: agent.Decision("allow"),
+                           cancel=CancelToken(), tools=ToolRegistry(), limits=agent.Limits(max_retries=1),
+                           fallbacks=(agent.Route("m_backup", backup),))
+    outcome = loop.run()
+    assert outcome.status == "completed"
+    fell = of(events, agent.FellBack)
+    assert [(f.from_model_id, f.to_model_id) for f in fell] == [("m_main", "m_backup")]
+    assert "unreachable" in fell[0].reason
+    assert [r.model for r in stream.requests] == ["m", "m", "backup-model"]
+    assert stream.requests[2].messages == stream.requests[0].messages
+
+
+def test_no_fallback_for_a_request_any_model_would_reject():
+    from dataclasses import replace as dc_replace
+
+    backup = dc_replace(request(), model_id="m_backup")
+    stream = Scripted([ProviderError("bad request", status=400)])
+    events = []
+    loop = agent.AgentLoop(request(), stream_fn=stream, emit=events.append, approve=lambda c: agent.Decision("allow"),
+                           cancel=CancelToken(), tools=ToolRegistry(), fallbacks=(agent.Route("m_backup", backup),))
+    assert loop.run().status == "failed" and not of(events, agent.FellBack)

@@ -133,11 +133,15 @@ def test_provider_delete_takes_its_models_key_and_references(api):
     assert api.put(f"/api/providers/{gone['id']}/key", {"api_key": "k"}).status == 404
 
 
-def test_discover_is_not_available_yet(api):
-    p = make_provider(api)
+def test_discover_unreachable_provider_is_a_502_naming_it(api):
+    import socket
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = make_provider(api, base_url=f"http://127.0.0.1:{port}/v1")
     r = api.post(f"/api/providers/{p['id']}/discover")
-    assert r.status == 501
-    assert "not available yet" in r.body["error"]["message"]
+    assert r.status == 502 and r.body["error"]["code"] == "provider_error"
+    assert "Local" in r.body["error"]["message"] and "could not be reached" in r.body["error"]["message"]
     assert api.post("/api/providers/p_missing/discover").status == 404
 
 

@@ -332,10 +332,10 @@ def test_no_base_url_for_a_compatible_server():
 
 
 def test_unsupported_wire_api_raises_on_iteration(fp):
-    req = ModelRequest(provider=provider(fp.base_url), wire_api="responses", model="m",
+    req = ModelRequest(provider=provider(fp.base_url), wire_api="bogus", model="m",
                        system="", messages=())
     stream = open_stream(req)  # no error yet: failures come from the iteration
-    with pytest.raises(ProviderError, match="not supported yet"):
+    with pytest.raises(ProviderError, match="Unknown wire API 'bogus'"):
         list(stream)
 
 

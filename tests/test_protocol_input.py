@@ -6,7 +6,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from tests.fakeprovider import script as S
-from tests.numi_client import ServerProcess, Socket
+from tests.numi_client import Socket
 
 
 @pytest.mark.parametrize("frame, needle", [
@@ -102,71 +102,55 @@ def _raw_upgrade(port, token, path):
     return raw
 
 
-def test_silent_client_is_closed_after_a_missed_ping(tmp_path, fake):
-    proc = ServerProcess(tmp_path / "data", env={"NUMI_WS_PING_INTERVAL": "0.3"}).start()
-    try:
-        chat = proc.api().post("/api/chats", {}).body["id"]
-        raw = _raw_upgrade(proc.port, proc.token, f"/ws/{chat}")
-        # Never answer: the server pings, gets no pong, closes. recv() then sees EOF.
-        received = b""
-        while True:
-            chunk = raw.recv(4096)
-            if not chunk:
-                break
-            received += chunk
-        assert b"\x89" in received  # it did ping (opcode 0x9) before giving up
-        raw.close()
-    finally:
-        proc.stop()
+def test_silent_client_is_closed_after_a_missed_ping(setup_with):
+    s = setup_with({"NUMI_WS_PING_INTERVAL": "0.3"})
+    chat = s.chat(title="t")
+    raw = _raw_upgrade(s.server.port, s.server.token, f"/ws/{chat}")
+    # Never answer: the server pings, gets no pong, closes. recv() then sees EOF.
+    received = b""
+    while True:
+        chunk = raw.recv(4096)
+        if not chunk:
+            break
+        received += chunk
+    assert b"\x89" in received  # it did ping (opcode 0x9) before giving up
+    raw.close()
 
 
-def test_a_client_that_never_reads_does_not_slow_the_turn(tmp_path, fake):
-    from tests.conftest import Setup
-
-    proc = ServerProcess(tmp_path / "data", env={"NUMI_WS_SEND_TIMEOUT": "1"}).start()
-    try:
-        s = Setup(proc, fake)
-        chat = s.chat(title="t")
-        stalled = _raw_upgrade(proc.port, proc.token, f"/ws/{chat}")
-        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        fake.enqueue([S.blast(20000, "token {i} padding padding padding ")])
-        reader = s.socket(chat)
-        reader.send(type="send", request_id="r1", content="go")
-        assert reader.until("turn_end", timeout=120)["status"] == "completed"
-        assert s.messages(chat)[-1]["content"] == reader.text()
-        # The stalled socket was dropped; its server side no longer holds the chat.
-        stalled.close()
-    finally:
-        proc.stop()
+def test_a_client_that_never_reads_does_not_slow_the_turn(setup_with):
+    s = setup_with({"NUMI_WS_SEND_TIMEOUT": "1"})
+    chat = s.chat(title="t")
+    stalled = _raw_upgrade(s.server.port, s.server.token, f"/ws/{chat}")
+    stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.fake.enqueue([S.blast(20000, "token {i} padding padding padding ")])
+    reader = s.socket(chat)
+    reader.send(type="send", request_id="r1", content="go")
+    assert reader.until("turn_end", timeout=120)["status"] == "completed"
+    assert s.messages(chat)[-1]["content"] == reader.text()
+    stalled.close()
 
 
-def test_locked_database_refuses_send_clearly_and_loses_nothing(tmp_path, fake):
+def test_locked_database_refuses_send_clearly_and_loses_nothing(setup_with):
     import sqlite3
 
-    from tests.conftest import Setup
-
-    proc = ServerProcess(tmp_path / "data", env={"NUMI_DB_BUSY_TIMEOUT_MS": "200"}).start()
+    s = setup_with({"NUMI_DB_BUSY_TIMEOUT_MS": "200"})
+    chat = s.chat(title="t")
+    s.fake.enqueue([S.text("first answer")])
+    sock = s.socket(chat)
+    sock.send(type="send", request_id="r1", content="saved before the lock")
+    sock.until("turn_end")
+    before = s.messages(chat)
+    holder = sqlite3.connect(s.server.data_dir / "numi.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
     try:
-        s = Setup(proc, fake)
-        chat = s.chat(title="t")
-        fake.enqueue([S.text("first answer")])
-        sock = s.socket(chat)
-        sock.send(type="send", request_id="r1", content="saved before the lock")
-        sock.until("turn_end")
-        before = s.messages(chat)
-        holder = sqlite3.connect(proc.data_dir / "numi.db", isolation_level=None)
-        holder.execute("BEGIN EXCLUSIVE")
-        try:
-            sock.send(type="send", request_id="r2", content="during the lock")
-            error = sock.until("error")
-            assert error["code"] == "db_busy" and "again" in error["message"]
-        finally:
-            holder.execute("ROLLBACK")
-            holder.close()
-        assert s.messages(chat) == before
         sock.send(type="send", request_id="r2", content="during the lock")
-        assert sock.until("accepted", request_id="r2")["queued"] is False
-        assert sock.until("turn_end")["status"] == "completed"
-        assert [m["content"] for m in s.messages(chat)][:2] == [m["content"] for m in before]
+        error = sock.until("error")
+        assert error["code"] == "db_busy" and "again" in error["message"]
     finally:
-        proc.stop()
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert s.messages(chat) == before
+    sock.send(type="send", request_id="r2", content="during the lock")
+    assert sock.until("accepted", request_id="r2")["queued"] is False
+    assert sock.until("turn_end")["status"] == "completed"
+    assert [m["content"] for m in s.messages(chat)][:2] == [m["content"] for m in before]

@@ -3,7 +3,6 @@ import time
 
 from tests.conftest import Setup
 from tests.fakeprovider import script as S
-from tests.numi_client import ServerProcess
 
 
 def restart(setup: Setup) -> Setup:
@@ -41,7 +40,7 @@ def test_kill9_mid_reply_keeps_all_but_the_last_second_and_continue_finishes_it(
     sock = setup.socket(chat)
     sock.send(type="continue")
     start = sock.until("turn_start")
-    assert sock.until("turn_end")["status"] == "completed"
+    assert sock.until("turn_end")["status"] == "completed", sock.of("error")
     final = setup.messages(chat)[-1]
     assert final["id"] == last["id"] and final["status"] == "complete"
     assert final["content"] == last["content"] + "and the rest."
@@ -68,7 +67,7 @@ def test_queued_messages_survive_a_kill_as_interrupted(setup):
     setup.fake.enqueue([S.text("answering both")])
     sock = setup.socket(chat)
     sock.send(type="continue")
-    assert sock.until("turn_end")["status"] == "completed"
+    assert sock.until("turn_end")["status"] == "completed", sock.of("error")
     assert [m["status"] for m in setup.messages(chat)] == ["complete", "complete", "complete"]
 
 
@@ -147,6 +146,7 @@ def test_garbage_from_the_provider_fails_the_turn_clearly(setup):
 
 
 def test_hanging_provider_times_out(setup):
+    assert setup.api.patch(f"/api/providers/{setup.provider['id']}", {"timeout": 1}).status == 200
     chat = setup.chat(title="t")
     setup.fake.enqueue(*[[S.hang()]] * 3)
     sock = setup.socket(chat)
@@ -194,21 +194,34 @@ def test_turn_bigger_than_the_history_budget_fails_clearly(setup):
     assert "left out" in body["messages"][0]["content"]  # older turns dropped, and the model is told
 
 
-def test_steps_limit_ends_with_limit_and_continue_goes_on(tmp_path, fake):
-    proc = ServerProcess(tmp_path / "data", env={"NUMI_TOOL_PLUGINS": "tests.tool_plugin",
-                                                 "NUMI_MAX_STEPS": "2"}).start()
-    try:
-        s = Setup(proc, fake)
-        chat = s.chat(title="t")
-        call = lambda i: [S.tool_call(0, f"c{i}", "upper", '{"text": "a"}')]
-        fake.enqueue(call(1), call(2), call(3), [S.text("finally")])
-        sock = s.socket(chat)
-        sock.send(type="send", request_id="r1", content="loop")
-        error = sock.until("error")
-        assert error["code"] == "limit" and sock.until("turn_end")["status"] == "limit"
-        sock.send(type="continue")
-        sock.until("turn_start")
-        assert sock.until("turn_end")["status"] == "completed"
-        assert s.messages(chat)[-1]["content"] == "finally"
-    finally:
-        proc.stop()
+def test_steps_limit_ends_with_limit_and_continue_goes_on(setup_with):
+    s = setup_with({"NUMI_MAX_STEPS": "2"})
+    chat = s.chat(title="t")
+    call = lambda i: [S.tool_call(0, f"c{i}", "upper", '{"text": "a"}')]
+    s.fake.enqueue(call(1), call(2), call(3), [S.text("finally")])
+    sock = s.socket(chat)
+    sock.send(type="send", request_id="r1", content="loop")
+    error = sock.until("error")
+    assert error["code"] == "limit" and sock.until("turn_end")["status"] == "limit"
+    sock.send(type="continue")
+    sock.until("turn_start")
+    assert sock.until("turn_end")["status"] == "completed"
+    assert s.messages(chat)[-1]["content"] == "finally"
+
+
+def test_fallback_model_answers_when_the_first_is_unreachable(setup):
+    dead = setup.api.post("/api/providers", {"kind": "openai_compatible", "name": "Gone Server",
+                                             "base_url": "http://127.0.0.1:9/v1", "timeout": 2}).body
+    first = setup.api.post("/api/models", {"provider_id": dead["id"], "api_model": "gone",
+                                           "fallbacks": [setup.model["id"]]})
+    assert first.status == 201, first
+    chat = setup.chat(title="t", model_id=first.body["id"])
+    setup.fake.enqueue([S.text("backup speaking")])
+    sock = setup.socket(chat)
+    sock.send(type="send", request_id="r1", content="q")
+    fallback = sock.until("fallback")
+    assert (fallback["from_model_id"], fallback["to_model_id"]) == (first.body["id"], setup.model["id"])
+    assert "Gone Server" in fallback["reason"]
+    assert sock.until("turn_end")["status"] == "completed"
+    last = setup.messages(chat)[-1]
+    assert (last["content"], last["model_id"]) == ("backup speaking", setup.model["id"])

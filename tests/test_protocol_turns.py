@@ -314,3 +314,38 @@ def test_a_failed_title_never_fails_the_turn(setup):
     sock.until("pong")
     assert not sock.of("title_update")
     assert setup.messages(chat)[-1]["status"] == "complete"
+
+
+def test_stop_while_waiting_for_approval_cancels_the_turn(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.tool_call(0, "c1", "guarded", '{"text": "x"}')])
+    sock = setup.socket(chat)
+    send(sock, "q", "r1")
+    ask = sock.until("approval_required")
+    sock.send(type="stop")
+    assert sock.until("turn_end")["status"] == "cancelled"
+    sock.send(type="approve", approval_id=ask["approval_id"], decision="allow")
+    assert sock.until("error")["code"] == "not_found"
+    msgs = setup.messages(chat)
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool"]
+    assert msgs[2]["tool_call_id"] == "c1"
+    assert len(setup.fake.requests) == 1
+
+
+def test_usage_speed_and_cost_are_stored_and_summed(setup):
+    model = setup.api.patch(f"/api/models/{setup.model['id']}", {"price": {"input": 2.0, "output": 10.0}})
+    assert model.status == 200, model
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.text("a"), S.text("b"), S.usage(1000, 200)], [S.text("c"), S.usage(500, 100)])
+    sock = setup.socket(chat)
+    for i in range(2):
+        sock.send(type="send", request_id=f"r{i}", content="q")
+        sock.until("turn_end")
+    replies = [m for m in setup.messages(chat) if m["role"] == "assistant"]
+    first = replies[0]["usage"]
+    assert (first["input_tokens"], first["output_tokens"], first["estimated"]) == (1000, 200, False)
+    assert first["ttft_ms"] is not None and first["ttft_ms"] >= 0
+    total = setup.api.get(f"/api/chats/{chat}/usage").body
+    assert (total["input_tokens"], total["output_tokens"], total["replies"]) == (1500, 300, 2)
+    assert first["cost"] == 0.004 and total["cost"] == 0.006  # $2 and $10 per million tokens
+    assert setup.api.get("/api/chats/c_nope/usage").status == 404

@@ -1,30 +1,40 @@
 """Providers and models: where replies come from (CONTRACT §3)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from flask import Blueprint
 
 from backend.api.settings import forget_models
 from backend.api.validate import MISSING, Fields, json_body
 from backend.app import runtime
+from backend.catalog import KINDS, WIRE_APIS, default_wire_api
+from backend.catalog.service import CatalogInvalid
+from backend.catalog.toml_file import SECRET_VALUE
 from backend.errors import ApiError, not_found
-from backend.store.db import db
-from backend.store.models import ModelEntry, Provider
+from backend.store.models import ModelEntry, Provider, new_id
 from backend.store.serialize import model_to_dict, provider_to_dict
 
 bp = Blueprint("catalog", __name__)
 
-KINDS = ("openai", "anthropic", "openai_compatible")
-WIRE_APIS = ("chat_completions", "responses", "anthropic_messages")
-DEFAULT_WIRE_API = {"openai": "responses", "anthropic": "anthropic_messages"}
 PROVIDER_FIELDS = ("kind", "name", "base_url", "api_key", "enabled", "timeout")
 MODEL_FIELDS = ("provider_id", "wire_api", "api_model", "label", "context_window",
-                "max_output_tokens", "supports", "fallbacks")
+                "max_output_tokens", "supports", "fallbacks", "price")
 READ_ONLY = ("id", "has_key", "created_at")
 MAX_FALLBACKS = 10
+MAX_PRICE = 1_000_000  # USD per million tokens
 
 
-def default_wire_api(kind: str) -> str:
-    return DEFAULT_WIRE_API.get(kind, "chat_completions")
+@contextmanager
+def editing():
+    """One write to the catalog: the tables change in a transaction and catalog.toml is rewritten."""
+    try:
+        with runtime().catalog.editing():
+            yield
+    except CatalogInvalid as exc:
+        raise ApiError(409, "catalog_invalid",
+                       f"catalog.toml has an unsaved problem, so Numi will not overwrite your edit: "
+                       f"{exc.error.message} Fix the file (or undo the edit), then try again.") from None
 
 
 def _provider(provider_id: str) -> Provider:
@@ -39,6 +49,15 @@ def _provider_json(provider: Provider) -> dict:
 
 
 # -- providers ----------------------------------------------------------------
+
+def _no_keys_in(f: Fields, changes: dict, names) -> None:
+    """These fields are written to catalog.toml, where an API key must never land."""
+    for name in names:
+        value = changes.get(name)
+        if isinstance(value, str) and SECRET_VALUE.search(value):
+            f.fail(name, "This looks like an API key. Keys go in api_key (kept in the OS keyring), "
+                         "never in this field.")
+
 
 def _provider_changes(body: dict, current: Provider | None) -> tuple[dict, str | None]:
     """Checked column values and the API key (kept apart: it never touches the database)."""
@@ -56,6 +75,7 @@ def _provider_changes(body: dict, current: Provider | None) -> tuple[dict, str |
     base_url = changes["base_url"] if changes["base_url"] is not MISSING else getattr(current, "base_url", None)
     if kind == "openai_compatible" and base_url is None and "base_url" not in f.errors:
         f.fail("base_url", "An OpenAI-compatible server needs its API root, such as http://127.0.0.1:11434/v1.")
+    _no_keys_in(f, changes, ("name", "base_url"))
     f.check()
     if api_key is MISSING:
         api_key = None
@@ -70,7 +90,7 @@ def list_providers():
 @bp.post("/api/providers")
 def create_provider():
     changes, api_key = _provider_changes(json_body(), None)
-    with db.atomic():
+    with editing():
         provider = Provider.create(**changes)
     if api_key:
         runtime().keys.set(provider.id, api_key)
@@ -80,7 +100,7 @@ def create_provider():
 @bp.patch("/api/providers/<provider_id>")
 def patch_provider(provider_id):
     body = json_body()
-    with db.atomic():
+    with editing():
         provider = _provider(provider_id)
         changes, api_key = _provider_changes(body, provider)
         for name, value in changes.items():
@@ -97,7 +117,7 @@ def patch_provider(provider_id):
 
 @bp.delete("/api/providers/<provider_id>")
 def delete_provider(provider_id):
-    with db.atomic():
+    with editing():
         provider = _provider(provider_id)
         model_ids = [m.id for m in ModelEntry.select(ModelEntry.id).where(ModelEntry.provider == provider)]
         _forget_in_fallbacks(model_ids)
@@ -127,9 +147,35 @@ def delete_key(provider_id):
 
 @bp.post("/api/providers/<provider_id>/discover")
 def discover(provider_id):
-    _provider(provider_id)
-    raise ApiError(501, "not_implemented", "Finding a provider's models is not available yet; "
-                   "add models by hand with POST /api/models for now.")
+    from backend.catalog.discover import DiscoveryError, Source, discover as list_models_of
+
+    provider = _provider(provider_id)
+    if provider.kind in ("openai", "anthropic") and not runtime().keys.has(provider.id):
+        raise ApiError(409, "no_key", f"{provider.name} has no API key yet. Add the key "
+                       f"(Settings → Providers), then look for its models again.")
+    source = Source(id=provider.id, kind=provider.kind, name=provider.name, base_url=provider.base_url,
+                    api_key=runtime().keys.get(provider.id), timeout=float(provider.timeout))
+    try:
+        found = list_models_of(source)  # network: outside the lock and the transaction
+    except DiscoveryError as exc:
+        raise ApiError(502, "provider_error", exc.message) from None
+    added = []
+    with editing():
+        provider = _provider(provider_id)  # it may have gone while we listened
+        known = {m.api_model for m in ModelEntry.select(ModelEntry.api_model)
+                 .where(ModelEntry.provider == provider)}
+        for entry in found:
+            if entry["api_model"] not in known:
+                added.append(ModelEntry.create(id=new_id("m"), provider=provider, **entry))
+    return {"added": [model_to_dict(m) for m in added]}
+
+
+@bp.get("/api/providers/suggestions")
+def suggestions():
+    from backend.catalog.probe import suggestions as probe
+
+    configured = [p.base_url for p in Provider.select(Provider.base_url) if p.base_url]
+    return {"items": probe(configured)}
 
 
 # -- models -------------------------------------------------------------------
@@ -163,6 +209,20 @@ def _supports(f: Fields):
     return {f"supports_{k}": v for k, v in checked.items() if v is not MISSING}
 
 
+def _price(f: Fields):
+    value = f.raw("price", False, True)
+    if value is MISSING:
+        return MISSING
+    if value is None:
+        return {"price_input": None, "price_output": None}
+    if not isinstance(value, dict):
+        return f.fail("price", 'Must be an object like {"input": 2.5, "output": 10} (USD per million tokens).')
+    inner = Fields(value, ("input", "output"), prefix="price.")
+    checked = {name: inner.number(name, 0, MAX_PRICE, nullable=True) for name in ("input", "output")}
+    f.errors.update(inner.errors)
+    return {f"price_{k}": v for k, v in checked.items() if v is not MISSING}
+
+
 def _model_changes(body: dict, current: ModelEntry | None) -> dict:
     creating = current is None
     f = Fields(body, MODEL_FIELDS, READ_ONLY)
@@ -183,9 +243,12 @@ def _model_changes(body: dict, current: ModelEntry | None) -> dict:
         "fallbacks": _fallbacks(f, getattr(current, "id", None)),
     }
     supports = _supports(f)
+    price = _price(f)
+    _no_keys_in(f, changes, ("api_model", "label"))
     f.check()
     changes = {k: v for k, v in changes.items() if v is not MISSING}
     changes.update(supports if supports is not MISSING else {})
+    changes.update(price if price is not MISSING else {})
     if changes.get("label") in ("", None) and ("label" in changes or creating):
         # No label means "show the upstream name", so the list never has a blank entry.
         changes["label"] = changes.get("api_model") or getattr(current, "api_model", "")
@@ -218,7 +281,7 @@ def list_models():
 @bp.post("/api/models")
 def create_model():
     body = json_body()
-    with db.atomic():
+    with editing():
         model = ModelEntry.create(**_model_changes(body, None))
     return model_to_dict(model), 201
 
@@ -226,7 +289,7 @@ def create_model():
 @bp.patch("/api/models/<model_id>")
 def patch_model(model_id):
     body = json_body()
-    with db.atomic():
+    with editing():
         model = _model(model_id)
         for name, value in _model_changes(body, model).items():
             setattr(model, name, value)
@@ -236,7 +299,7 @@ def patch_model(model_id):
 
 @bp.delete("/api/models/<model_id>")
 def delete_model(model_id):
-    with db.atomic():
+    with editing():
         model = _model(model_id)
         _forget_in_fallbacks([model.id])
         forget_models([model.id])

@@ -215,3 +215,19 @@ def list_messages(chat_id):
         "items": [message_to_dict(m) for m in reversed(rows[:limit])],
         "has_more": len(rows) > limit,
     }
+
+
+@bp.get("/api/chats/<chat_id>/usage")
+def chat_usage(chat_id):
+    """Tokens and cost of every saved reply in the chat, summed."""
+    from backend.turns import metrics
+
+    chat = _chat(chat_id)
+    total = metrics.empty()
+    replies = 0
+    rows = Message.select(Message.usage).where((Message.chat == chat.id) & (Message.role == "assistant")
+                                               & Message.deleted_at.is_null() & Message.usage.is_null(False))
+    for row in rows:
+        metrics.add(total, row.usage)
+        replies += 1
+    return {**total, "replies": replies}

@@ -1,4 +1,4 @@
-"""GET/PATCH /api/settings: stored app settings plus the read-only keyring status."""
+"""GET/PATCH /api/settings: stored app settings plus the read-only keyring and catalog.toml status."""
 from __future__ import annotations
 
 from flask import Blueprint
@@ -12,7 +12,7 @@ bp = Blueprint("settings", __name__)
 
 # Every setting a client may write, with its value when never set.
 DEFAULTS = {"default_model_id": None}
-READ_ONLY = ("keyring",)
+READ_ONLY = ("keyring", "catalog")
 
 
 def get_setting(key: str):
@@ -40,6 +40,9 @@ def settings_dict() -> dict:
         data["default_model_id"] = None  # a model removed behind our back (e.g. by hand in the database)
     available, reason = runtime().keys.status()
     data["keyring"] = {"available": available, "reason": reason}
+    # Where catalog.toml is, whether its last saved edit had an error (then the last good
+    # catalog stays in use), and how many saved edits were applied / skipped as already applied.
+    data["catalog"] = runtime().catalog.status()
     return data
 
 

@@ -82,6 +82,21 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
+class FellBack:
+    """The model failed before answering; the next model of its fallback list takes over."""
+    from_model_id: str | None
+    to_model_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Route:
+    """Another model to try: its request template (messages are the loop's own)."""
+    model_id: str
+    request: ModelRequest
+
+
+@dataclass(frozen=True)
 class Decision:
     kind: str  # "allow" | "allow_always" | "deny"
     reason: str = ""
@@ -122,12 +137,15 @@ class AgentLoop:
     def __init__(self, request: ModelRequest, *, stream_fn: Callable[[ModelRequest], Stream],
                  emit: Callable[[object], None], approve: Callable[[ToolCall], Decision],
                  cancel: CancelToken, tools: toolbox.ToolRegistry, limits: Limits = Limits(),
-                 pool: ThreadPoolExecutor | None = None):
+                 pool: ThreadPoolExecutor | None = None, clock: Callable[[], float] = time.monotonic,
+                 fallbacks: tuple[Route, ...] = ()):
         self.request = request
         self.stream_fn, self.emit, self.approve = stream_fn, emit, approve
         self.cancel, self.tools, self.limits, self.pool = cancel, tools, limits, pool
         self.history = list(request.messages)
-        self.started = time.monotonic()
+        self.clock = clock
+        self.fallbacks = list(fallbacks)
+        self.started = clock()
         self.tool_calls_made = 0
         self.output_chars = 0
 
@@ -138,7 +156,7 @@ class AgentLoop:
             if step > self.limits.max_steps:
                 return self._limit(f"The reply used its {self.limits.max_steps} model steps. "
                                    f"Continue to let it go on.")
-            if time.monotonic() - self.started > self.limits.max_seconds:
+            if self.clock() - self.started > self.limits.max_seconds:
                 return self._limit(f"The reply ran for its {int(self.limits.max_seconds)} s limit. "
                                    f"Continue to let it go on.")
             self.emit(StepStarted(step))
@@ -176,6 +194,10 @@ class AgentLoop:
                 if self.cancel.is_set():
                     break
                 if state.started_output or not exc.retryable or attempt >= self.limits.max_retries:
+                    if not state.started_output and self._fall_back(exc):
+                        request = replace(self.request, messages=tuple(self.history))
+                        attempt = 0
+                        continue
                     self._finish(state, "error", final=True)
                     return Outcome("failed", exc.code, exc.message, exc.retryable), state.message()
                 attempt += 1
@@ -187,6 +209,17 @@ class AgentLoop:
             return Outcome("cancelled", "cancelled", "Stopped. The reply so far is kept."), state.message()
         message = self._finish(state, "complete", final=not state.calls)
         return None, message
+
+    def _fall_back(self, exc: ProviderError) -> bool:
+        """Switch to the next fallback model for the rest of the turn, if the failure allows."""
+        # Only failures another model can help with: unreachable, overloaded,
+        # rate-limited, timed out. A bad request would fail the same way anywhere.
+        if not self.fallbacks or not (exc.retryable or (exc.status or 0) >= 500 or exc.status == 429):
+            return False
+        route = self.fallbacks.pop(0)
+        self.emit(FellBack(self.request.model_id, route.model_id, exc.message))
+        self.request = route.request
+        return True
 
     def _finish(self, state: _Step, status: str, final: bool) -> Message:
         message = state.message()

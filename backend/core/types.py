@@ -17,6 +17,13 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class Image:
+    """An image in a user message, as bytes the model can see."""
+    mime: str  # image/png, image/jpeg, image/gif, image/webp
+    data: str  # base64
+
+
+@dataclass(frozen=True)
 class Message:
     role: str  # "system" | "user" | "assistant" | "tool"
     content: str = ""
@@ -28,6 +35,7 @@ class Message:
     tool_call_id: str | None = None
     is_error: bool = False  # a tool result that reports a failure
     model_id: str | None = None  # which catalog model wrote it (assistant only)
+    images: tuple[Image, ...] = ()  # user messages only
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,10 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     # temperature, top_p, max_tokens, reasoning_effort; absent = provider default
     params: dict[str, Any] = field(default_factory=dict)
+    # The catalog model asking. Signed reasoning is replayed only to the model
+    # that wrote it (Message.model_id == model_id); any other model gets none.
+    model_id: str | None = None
+    max_output_tokens: int | None = None  # the model's own cap, when the catalog knows it
 
 
 # --- stream events an adapter yields, in the order the provider sent them ---

@@ -17,6 +17,7 @@ StepEnd), so the caller, which knows it asked to stop, decides what that means.
 """
 from __future__ import annotations
 
+import importlib
 import socket
 import threading
 from typing import Callable, Iterator
@@ -153,20 +154,22 @@ class ModelStream:
         self.close()
 
 
+_ADAPTERS = {  # wire API -> module with stream(request, control)
+    "chat_completions": "chat_completions",
+    "responses": "responses",
+    "anthropic_messages": "anthropic_messages",
+}
+
+
 def open_stream(request: ModelRequest) -> ModelStream:
     """A stream of events for one model step. Does no I/O until iterated."""
-    if request.wire_api == "chat_completions":
-        from . import chat_completions
-        return ModelStream(lambda control: chat_completions.stream(request, control))
-    if request.wire_api in ("responses", "anthropic_messages"):
-        error = ProviderError(
-            f"The {request.wire_api} API of {request.provider.name} is not supported yet. "
-            f"Set the model's wire API to chat_completions in Settings → Models if the "
-            f"provider offers it.")
-    else:
+    name = _ADAPTERS.get(request.wire_api)
+    if name is None:
         error = ProviderError(f"Unknown wire API {request.wire_api!r} for {request.provider.name}. "
                               f"Use chat_completions, responses or anthropic_messages.")
-    return ModelStream(lambda control: _raise(error))
+        return ModelStream(lambda control: _raise(error))
+    adapter = importlib.import_module(f"{__name__}.{name}")
+    return ModelStream(lambda control: adapter.stream(request, control))
 
 
 def _raise(error: ProviderError) -> Iterator[StreamEvent]:

@@ -66,7 +66,16 @@ def _v2_turn_state(db):
         db.execute_sql(sql)
 
 
-MIGRATIONS = [_v1_initial, _v2_turn_state]
+def _v3_model_prices(db):
+    """Models learn their price per million tokens (null: not known)."""
+    for sql in (
+        "ALTER TABLE model ADD COLUMN price_input REAL",
+        "ALTER TABLE model ADD COLUMN price_output REAL",
+    ):
+        db.execute_sql(sql)
+
+
+MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices]
 
 
 def schema_version(db) -> int:

@@ -109,6 +109,8 @@ class ModelEntry(Base):
     supports_vision = BooleanField(default=False)
     supports_reasoning = BooleanField(default=False)
     fallbacks = JsonText(column_name="fallbacks_json", default=list)
+    price_input = FloatField(null=True)  # USD per million input tokens
+    price_output = FloatField(null=True)  # USD per million output tokens
     created_at = FloatField(default=now)
 
     class Meta:

@@ -89,5 +89,6 @@ def model_to_dict(model) -> dict:
             "reasoning": bool(model.supports_reasoning),
         },
         "fallbacks": list(model.fallbacks or []),
+        "price": {"input": model.price_input, "output": model.price_output},
         "created_at": iso(model.created_at),
     }

@@ -1,6 +1,9 @@
 """From stored rows to a model request: the chat's model, its provider and its history."""
 from __future__ import annotations
 
+from dataclasses import replace
+
+from backend.core.agent import Route
 from backend.core.history import Window, fit
 from backend.core.types import Message, ModelRequest, ProviderConfig, ToolCall
 from backend.store.models import Chat, Message as MessageRow, ModelEntry, Provider, Setting
@@ -77,5 +80,19 @@ def build_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: boo
     params = {k: v for k, v in (chat.params or {}).items() if v is not None}
     request = ModelRequest(provider=provider_config(model.provider, keys), wire_api=model.wire_api,
                            model=model.api_model, system=system, messages=window.messages,
-                           tools=tuple(tools), params=params)
+                           tools=tuple(tools), params=params, model_id=model.id,
+                           max_output_tokens=model.max_output_tokens)
     return request, window
+
+
+def fallback_routes(model: ModelEntry, base: ModelRequest, keys) -> tuple[Route, ...]:
+    """The model's fallbacks that can answer now (existing, provider turned on), in order."""
+    routes = []
+    for model_id in model.fallbacks or []:
+        other = ModelEntry.get_or_none(ModelEntry.id == model_id)
+        if other is None or other.id == model.id or not other.provider.enabled:
+            continue
+        routes.append(Route(other.id, replace(base, provider=provider_config(other.provider, keys),
+                                              wire_api=other.wire_api, model=other.api_model,
+                                              model_id=other.id, max_output_tokens=other.max_output_tokens)))
+    return tuple(routes)

@@ -15,8 +15,9 @@ import time
 from backend.core import agent
 from backend.core.cancel import CancelToken
 from backend.store.db import db, now
-from backend.store.models import Chat, Message as MessageRow, Setting
-from backend.turns.context import TurnSetupError, build_request, resolve_model
+from backend.store.models import Chat, Message as MessageRow, ModelEntry, Setting
+from backend.turns import metrics
+from backend.turns.context import TurnSetupError, build_request, fallback_routes, resolve_model
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +66,8 @@ class Turn:
         self.cancel = CancelToken()
         self.partial: Partial | None = None
         self.model_id: str | None = None
-        self.usage = {"input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0,
-                      "cached_tokens": 0, "estimated": False}
+        self.usage = metrics.empty()  # the whole turn
+        self.meter = metrics.StepMeter()
         self.final_message_id: int | None = None
         self.last_message_id: int | None = None
         self._approvals: dict[str, list] = {}  # approval id -> [event, decision, call]
@@ -112,7 +113,8 @@ class Turn:
                 self.publish("content", delta=row.content, message_id=row.id)
         loop = agent.AgentLoop(request, stream_fn=open_stream, emit=self._on_event, approve=self._approve,
                                cancel=self.cancel, tools=self.registry.tools, limits=self.registry.limits,
-                               pool=self.registry.tool_pool)
+                               pool=self.registry.tool_pool,
+                               fallbacks=fallback_routes(model, request, self.registry.keys))
         return loop.run()
 
     def _finish(self, outcome: agent.Outcome) -> None:
@@ -126,8 +128,7 @@ class Turn:
             self.publish("error", code=outcome.error_code, message=outcome.error_message,
                          retryable=outcome.retryable)
         if self.usage["input_tokens"] or self.usage["output_tokens"]:
-            self.publish("usage", input_tokens=self.usage["input_tokens"],
-                         output_tokens=self.usage["output_tokens"], estimated=self.usage["estimated"])
+            self.publish("usage", **self.usage)
         if outcome.status == "completed" and self.final_message_id is not None:
             self.publish("done", message_id=self.final_message_id)
         with db.atomic():
@@ -139,17 +140,23 @@ class Turn:
 
     def _on_event(self, ev) -> None:
         if isinstance(ev, agent.Delta):
+            self.meter.output()
             partial = self._ensure_partial()
             partial.add(ev.kind, ev.text)
             self.publish(ev.kind, delta=ev.text, message_id=partial.row_id)
         elif isinstance(ev, agent.StepStarted):
+            self.meter = metrics.StepMeter()
             if ev.step > 1 or self.continue_message_id is None:
                 self.partial = None
         elif isinstance(ev, agent.ToolPreparing):
+            self.meter.output()
             partial = self._ensure_partial()
             self.publish("tool_preparing", call_id=ev.call_id, name=ev.name, message_id=partial.row_id)
+        elif isinstance(ev, agent.FellBack):
+            self.model_id = ev.to_model_id
+            self.publish("fallback", from_model_id=ev.from_model_id, to_model_id=ev.to_model_id, reason=ev.reason)
         elif isinstance(ev, agent.UsageReport):
-            self._add_usage(ev.usage)
+            metrics.add(self.meter.usage, ev.usage)
         elif isinstance(ev, agent.AssistantDone):
             self._save_assistant(ev)
         elif isinstance(ev, agent.ToolStarted):
@@ -186,23 +193,25 @@ class Turn:
             return  # stopped before the model said anything: nothing to keep
         partial = self._ensure_partial()
         content, reasoning = partial.text()
+        usage = self._step_usage()
         calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
         with db.atomic():
             (MessageRow.update(content=content, reasoning_content=reasoning,
                                reasoning_details=list(message.reasoning_details) or None,
                                tool_calls=calls or None, status=ev.status, model_id=self.model_id,
-                               usage=dict(self.usage))
+                               usage=usage)
              .where(MessageRow.id == partial.row_id).execute())
         if ev.final and ev.status == "complete":
             self.final_message_id = partial.row_id
         self.publish("message_saved", message_id=partial.row_id, role="assistant")
 
-    def _add_usage(self, usage) -> None:
-        self.usage["input_tokens"] += usage.input_tokens
-        self.usage["output_tokens"] += usage.output_tokens
-        self.usage["reasoning_tokens"] += usage.reasoning_tokens
-        self.usage["cached_tokens"] += usage.cached_tokens
-        self.usage["estimated"] = self.usage["estimated"] or usage.estimated
+    def _step_usage(self) -> dict:
+        """The step's tokens, speed and cost, counted into the turn's total once."""
+        model = ModelEntry.get_or_none(ModelEntry.id == self.model_id) if self.model_id else None
+        usage = self.meter.summary(getattr(model, "price_input", None), getattr(model, "price_output", None))
+        metrics.add(self.usage, usage)
+        self.meter.usage = metrics.empty()  # a second save of this step adds nothing
+        return usage
 
     # --- approvals ----------------------------------------------------------------------
 

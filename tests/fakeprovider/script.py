@@ -16,6 +16,9 @@ import json
 from typing import Any
 
 CHAT_PATH = "/v1/chat/completions"
+RESPONSES_PATH = "/v1/responses"
+MESSAGES_PATH = "/v1/messages"  # Anthropic
+MODEL_CALL_PATHS = (CHAT_PATH, RESPONSES_PATH, MESSAGES_PATH)
 MODELS_PATH = "/v1/models"
 
 # type -> fields (besides "type"); documentation and a guard against typos.
@@ -34,6 +37,10 @@ STEP_TYPES: dict[str, tuple[str, ...]] = {
     "delay": ("seconds",),                      # pause before each following delta
     "hang": (),                                 # block until release() or close()
     "blast": ("count", "template"),             # N content deltas written in bulk
+    # Wire-specific steps; a wire without the concept skips them.
+    "signature": ("signature",),                # Anthropic: signature of the open thinking block
+    "redacted": ("data",),                      # Anthropic: a redacted_thinking block
+    "encrypted": ("data",),                     # Responses: encrypted_content of the reasoning item
 }
 
 # Steps after which nothing more is sent, so no automatic finish/[DONE].
@@ -53,7 +60,8 @@ def normalize(script: Any) -> dict:
         unknown = set(step) - {"type", *STEP_TYPES[kind]}
         if unknown:
             raise ValueError(f"step {step!r} has unknown fields {sorted(unknown)}")
-    return {"steps": list(script["steps"]), "path": script.get("path", CHAT_PATH),
+    # No path: the script answers the next model call, whatever its wire API.
+    return {"steps": list(script["steps"]), "path": script.get("path"),
             "stream": script.get("stream")}
 
 

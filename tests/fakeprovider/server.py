@@ -71,7 +71,7 @@ class FakeProvider:
     def _next_script(self, path: str) -> dict | None:
         with self._cond:
             for i, sc in enumerate(self._scripts):
-                if sc["path"] == path:
+                if sc["path"] == path or (sc["path"] is None and path in S.MODEL_CALL_PATHS):
                     return self._scripts.pop(i)
         return None
 
@@ -216,13 +216,20 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             rec = RecordedRequest(self.command, path, {k.lower(): v for k, v in self.headers.items()}, body)
             self.fake._record(rec)
-            if path == S.CHAT_PATH and self.command == "POST":
+            if path in S.MODEL_CALL_PATHS and self.command == "POST":
                 sc = self.fake._next_script(path) or self.fake.default_script
-                Player(self, rec, sc, body if isinstance(body, dict) else {}).play()
+                _player_for(path)(self, rec, sc, body if isinstance(body, dict) else {}).play()
             elif path == S.MODELS_PATH and self.command == "GET":
                 sc = self.fake._next_script(path)
                 if sc:
                     Player(self, rec, sc, {}).play()
+                elif "anthropic-version" in rec.headers:
+                    # Anthropic's own shape (the anthropic SDK sends this header on every request).
+                    data = [{"type": "model", "id": m, "created_at": "2025-01-01T00:00:00Z",
+                             "display_name": m.replace("-", " ").title()} for m in self.fake.models]
+                    self.send_json(200, {"data": data, "has_more": False,
+                                         "first_id": data[0]["id"] if data else None,
+                                         "last_id": data[-1]["id"] if data else None})
                 else:
                     self.send_json(200, {"object": "list", "data": [
                         {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
@@ -245,3 +252,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def query(self) -> dict[str, str]:
         return {k: v[-1] for k, v in parse_qs(urlsplit(self.path).query).items()}
+
+
+def _player_for(path: str):
+    """The player speaking the wire format of `path`; every player takes the same scripts."""
+    if path == S.RESPONSES_PATH:
+        from .responses_wire import ResponsesPlayer
+        return ResponsesPlayer
+    if path == S.MESSAGES_PATH:
+        from .anthropic_wire import AnthropicPlayer
+        return AnthropicPlayer
+    return Player

@@ -1,0 +1,162 @@
+"""Listing a provider's models from its own models endpoint, through the official SDKs.
+
+OpenAI and every OpenAI-compatible server (Ollama, LM Studio, llama.cpp, vLLM,
+OpenRouter …) answer GET {base_url}/models; Anthropic answers GET /v1/models
+in its own shape. What comes back is turned into catalog entries with the
+family table's guesses. Failures become DiscoveryError with a message that
+names the provider and never carries the key.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from backend.catalog.families import family_of, label_for, skip
+from backend.catalog.toml_file import default_wire_api
+
+LIST_TIMEOUT_S = 15.0  # listing is quick even for big catalogs; a hung server should not hold the UI
+PLACEHOLDER_KEY = "not-needed"  # local servers take any key; the SDKs refuse to send none
+
+
+class DiscoveryError(Exception):
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Source:
+    """What discovery needs to know about a provider."""
+    id: str
+    kind: str
+    name: str
+    base_url: str | None
+    api_key: str | None
+    timeout: float
+
+
+def discover(source: Source) -> list[dict]:
+    """The provider's chat models as model-column dicts (no id): api_model, label, wire_api, …"""
+    found = _list_anthropic(source) if source.kind == "anthropic" else _list_openai(source)
+    seen, entries = set(), []
+    for api_model, display_name, limits in found:
+        if api_model in seen or skip(source.kind, api_model):
+            continue
+        seen.add(api_model)
+        family = family_of(api_model)
+        entries.append({
+            "api_model": api_model,
+            "label": (display_name or label_for(api_model))[:200],
+            "wire_api": default_wire_api(source.kind),
+            # What the provider says about its limits beats the family table's guess.
+            "context_window": limits.get("max_input_tokens") or family.context_window,
+            "max_output_tokens": limits.get("max_tokens") or family.max_output_tokens,
+            "supports_tools": family.tools,
+            "supports_vision": family.vision,
+            "supports_reasoning": family.reasoning,
+        })
+    return entries
+
+
+def _timeout(source: Source) -> float:
+    return max(1.0, min(float(source.timeout or LIST_TIMEOUT_S), LIST_TIMEOUT_S))
+
+
+def _limits(model) -> dict:
+    """Token limits some providers list with each model (Anthropic's newer API does)."""
+    out = {}
+    for name in ("max_input_tokens", "max_tokens"):
+        value = getattr(model, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            out[name] = value
+    return out
+
+
+def _list_openai(source: Source) -> list[tuple[str, str | None, dict]]:
+    import openai
+
+    client = openai.OpenAI(api_key=source.api_key or PLACEHOLDER_KEY, base_url=source.base_url or None,
+                           timeout=_timeout(source), max_retries=0)
+    try:
+        return [(m.id, None, _limits(m)) for m in client.models.list() if getattr(m, "id", None)]
+    except openai.APIStatusError as exc:
+        raise _status_error(source, exc.status_code, exc) from None
+    except openai.APITimeoutError:
+        raise _timeout_error(source) from None
+    except openai.APIConnectionError:
+        raise _unreachable(source) from None
+    except openai.APIError as exc:  # e.g. an answer that is not a model list
+        raise _bad_answer(source, exc) from None
+    finally:
+        client.close()
+
+
+def _list_anthropic(source: Source) -> list[tuple[str, str | None, dict]]:
+    import anthropic
+
+    client = anthropic.Anthropic(api_key=source.api_key or PLACEHOLDER_KEY, base_url=source.base_url or None,
+                                 timeout=_timeout(source), max_retries=0)
+    try:
+        return [(m.id, getattr(m, "display_name", None), _limits(m)) for m in client.models.list(limit=1000)
+                if getattr(m, "id", None)]
+    except anthropic.APIStatusError as exc:
+        raise _status_error(source, exc.status_code, exc) from None
+    except anthropic.APITimeoutError:
+        raise _timeout_error(source) from None
+    except anthropic.APIConnectionError:
+        raise _unreachable(source) from None
+    except anthropic.APIError as exc:
+        raise _bad_answer(source, exc) from None
+    finally:
+        client.close()
+
+
+def _where(source: Source) -> str:
+    return source.base_url or {"openai": "https://api.openai.com/v1",
+                               "anthropic": "https://api.anthropic.com"}.get(source.kind, "its base URL")
+
+
+def _scrub(text: str, source: Source) -> str:
+    """An upstream message, without the key (some providers echo part of it) and not too long."""
+    if source.api_key:
+        text = text.replace(source.api_key, "***")
+    text = re.sub(r"(sk-|sk-ant-|key-)[A-Za-z0-9_*-]{4,}", r"\1***", text)
+    text = " ".join(text.split())
+    return text[:200] + ("…" if len(text) > 200 else "")
+
+
+def _upstream_message(exc) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return err["message"]
+    return ""
+
+
+def _status_error(source: Source, status: int, exc) -> DiscoveryError:
+    name = source.name
+    if status in (401, 403):
+        return DiscoveryError(f"{name} refused the API key (HTTP {status}) when Numi asked for its models. "
+                              f"Check the key for {name} in Settings → Providers.")
+    if status == 404:
+        return DiscoveryError(f"{name} has no models list at {_where(source)} (HTTP 404). Check the "
+                              "provider's base URL (for OpenAI-compatible servers it ends in /v1).")
+    detail = _scrub(_upstream_message(exc), source)
+    return DiscoveryError(f"{name} answered HTTP {status} when Numi asked for its models"
+                          + (f": {detail}" if detail else ".") + " Try again, or add the model by hand.")
+
+
+def _timeout_error(source: Source) -> DiscoveryError:
+    return DiscoveryError(f"{source.name} did not answer within {_timeout(source):g} s at {_where(source)}. "
+                          "Check that it is running, then try again.")
+
+
+def _unreachable(source: Source) -> DiscoveryError:
+    return DiscoveryError(f"{source.name} could not be reached at {_where(source)}. Check that it is "
+                          "running and that the base URL is right, then try again.")
+
+
+def _bad_answer(source: Source, exc) -> DiscoveryError:
+    return DiscoveryError(f"{source.name} did not answer with a list of models at {_where(source)} "
+                          f"({type(exc).__name__}). Check the provider's base URL.")

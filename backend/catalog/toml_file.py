@@ -1,0 +1,328 @@
+"""catalog.toml: its format, and strict parsing and checking (render.py writes it).
+
+Parsing uses the standard library's tomllib (strict, with line numbers for
+syntax errors); the checks after it find the line of the offending table or
+key in the text, so an error always says where to look.
+"""
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+KINDS = ("openai", "anthropic", "openai_compatible")
+WIRE_APIS = ("chat_completions", "responses", "anthropic_messages")
+DEFAULT_WIRE_API = {"openai": "responses", "anthropic": "anthropic_messages"}
+FORMAT_VERSION = 1
+DEFAULT_TIMEOUT = 60.0
+MAX_FALLBACKS = 10
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+CAPABILITIES = ("tools", "vision", "reasoning")
+
+PROVIDER_KEYS = ("id", "kind", "name", "base_url", "enabled", "timeout")
+MODEL_KEYS = ("id", "provider", "wire_api", "api_model", "label", "context_window", "max_output_tokens",
+              "supports", "fallbacks", "price_input", "price_output")
+# A key name that means a secret: refused wherever it appears, before anything else is checked.
+SECRET_NAME = re.compile(r"(?i)^(.*[_-])?(api[_-]?key|apikey|key|secret|token|passw(or)?d|authorization|bearer"
+                         r"|credentials?)$")
+# A value shaped like a vendor key (sk-…, sk-ant-…, xai-…, gsk_…, AIza…) pasted into some other field.
+SECRET_VALUE = re.compile(r"(?<![A-Za-z0-9])(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{8,}|xai-[A-Za-z0-9]{16,}"
+                          r"|gsk_[A-Za-z0-9]{16,}|AIza[A-Za-z0-9_-]{30,})")
+KEY_ADVICE = ("API keys never go in catalog.toml: set the key in Numi (Settings → Providers), "
+              "which keeps it in the OS keyring.")
+
+
+
+def default_wire_api(kind: str) -> str:
+    return DEFAULT_WIRE_API.get(kind, "chat_completions")
+
+
+class CatalogError(Exception):
+    """What is wrong with catalog.toml and the line where it is (None when no line applies)."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.message, self.line = message, line
+
+    def to_dict(self) -> dict:
+        return {"message": self.message, "line": self.line}
+
+
+@dataclass
+class CatalogData:
+    """The checked catalog in canonical form: plain dicts, None for 'not set'."""
+    providers: list[dict]
+    models: list[dict]
+
+
+# -- finding lines ------------------------------------------------------------------
+
+class _Lines:
+    """Line numbers of tables and keys in the text, for error messages."""
+
+    HEADER_RE = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\"' -]+?)\s*\]\]?")
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        self.headers = [(i + 1, m.group(1).strip("\"' "), self.lines[i].lstrip().startswith("[["))
+                        for i, line in enumerate(self.lines) if (m := self.HEADER_RE.match(line))]
+
+    def table(self, section: str, index: int) -> tuple[int | None, int | None]:
+        """(first, last) line of the index-th [[section]] table; (None, None) when not found."""
+        found = [n for n, name, aot in self.headers if aot and name == section]
+        if index >= len(found):
+            return None, None
+        first = found[index]
+        later = [n for n, _, _ in self.headers if n > first]
+        return first, (later[0] - 1 if later else len(self.lines))
+
+    def key(self, span: tuple[int | None, int | None], key: str) -> int | None:
+        first, last = span
+        if first is None:
+            return self.top_key(key)
+        pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*[=.]")
+        for n in range(first, last + 1):
+            if pattern.match(self.lines[n - 1]):
+                return n
+        return first
+
+    def top_key(self, key: str) -> int | None:
+        pattern = re.compile(rf"^\s*(\[\[?\s*)?[\"']?{re.escape(key)}[\"']?\s*([=.\]])")
+        end = self.headers[0][0] - 1 if self.headers else len(self.lines)
+        for n in range(1, len(self.lines) + 1):
+            line = self.lines[n - 1]
+            if pattern.match(line) and (n <= end or line.lstrip().startswith("[")):
+                return n
+        return None
+
+
+def _fail(message: str, line: int | None):
+    where = f"catalog.toml line {line}: " if line else "catalog.toml: "
+    raise CatalogError(where + message, line)
+
+
+# -- parsing and checking -----------------------------------------------------------
+
+def parse(text: str) -> CatalogData:
+    """The checked catalog in `text`; CatalogError naming the first problem and its line."""
+    if not text.strip():
+        # An editor that truncates before writing shows us an empty file for a moment;
+        # treating that as "remove everything" would wipe the catalog.
+        raise CatalogError("catalog.toml is empty. Numi keeps the current catalog; to remove every "
+                           "provider, keep the file with just the line `version = 1`.", None)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"line (\d+)", str(exc))
+        line = int(found.group(1)) if found else None
+        if line is None and "end of document" in str(exc):
+            line = max(1, len(text.splitlines()))
+        where = f"catalog.toml line {line}" if line else "catalog.toml"
+        raise CatalogError(f"{where} is not valid TOML: {exc}. Numi keeps the last good catalog "
+                           "until the file is fixed.", line) from None
+    lines = _Lines(text)
+    _refuse_secrets(doc, lines)
+    for key in doc:
+        if key not in ("version", "providers", "models"):
+            _fail(f"unknown entry `{key}`. The file holds `version`, [[providers]] and [[models]] tables.",
+                  lines.top_key(key))
+    if "version" in doc and doc["version"] != FORMAT_VERSION:
+        _fail(f"`version` must be {FORMAT_VERSION} (this Numi reads catalog format {FORMAT_VERSION}).",
+              lines.top_key("version"))
+    providers = [_provider(t, i, lines) for i, t in enumerate(_tables(doc, "providers", lines))]
+    kinds = _unique(providers, "providers", lines)
+    models = [_model(t, i, lines, kinds) for i, t in enumerate(_tables(doc, "models", lines))]
+    _unique(models, "models", lines)
+    _check_fallbacks(models, lines)
+    return CatalogData(providers, models)
+
+
+def _refuse_secrets(doc: dict, lines: _Lines) -> None:
+    def walk(value, section, index, path):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                span = lines.table(section, index) if section else (None, None)
+                if SECRET_NAME.search(k):
+                    _fail(f"`{k}` looks like an API key. {KEY_ADVICE} Remove that line.",
+                          lines.key(span, k) if section else lines.top_key(k))
+                walk(v, section, index, path + [k])
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, section, index, path)
+        elif isinstance(value, str) and SECRET_VALUE.search(value):
+            span = lines.table(section, index) if section else (None, None)
+            _fail(f"the value of `{path[-1]}` looks like an API key. {KEY_ADVICE} Remove it.",
+                  lines.key(span, path[-1]) if section else lines.top_key(path[0]))
+
+    for key, value in doc.items():
+        if key in ("providers", "models") and isinstance(value, list):
+            for i, table in enumerate(value):
+                walk(table, key, i, [key])
+        else:
+            walk({key: value}, None, 0, [])
+
+
+def _tables(doc: dict, section: str, lines: _Lines) -> list[dict]:
+    value = doc.get(section, [])
+    if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+        _fail(f"`{section}` must be a list of tables, each written as [[{section}]].", lines.top_key(section))
+    return value
+
+
+class _Table:
+    """Checks the keys of one [[providers]] / [[models]] table, failing with its line."""
+
+    def __init__(self, table: dict, section: str, index: int, lines: _Lines, allowed):
+        self.t, self.lines, self.span = table, lines, lines.table(section, index)
+        self.what = f"[[{section}]] #{index + 1}"
+        if isinstance(table.get("id"), str):
+            self.what = f'{"provider" if section == "providers" else "model"} "{table["id"]}"'
+        for key in table:
+            if key not in allowed:
+                self.fail(key, f"unknown key `{key}`. Allowed: {', '.join(allowed)}.")
+
+    def fail(self, key: str | None, message: str):
+        _fail(f"{self.what}: {message}", self.lines.key(self.span, key) if key else self.span[0])
+
+    def text(self, key, *, required=False, max_len=200, default=None):
+        if key not in self.t:
+            if required:
+                self.fail(None, f"`{key}` is missing; every table needs one.")
+            return default
+        value = self.t[key]
+        if not isinstance(value, str) or not value.strip():
+            self.fail(key, f"`{key}` must be a non-empty string in quotes.")
+        if len(value) > max_len:
+            self.fail(key, f"`{key}` is longer than {max_len} characters.")
+        return value.strip()
+
+    def ident(self, key, *, required=True):
+        value = self.text(key, required=required, max_len=128)
+        if value is not None and not ID_RE.match(value):
+            self.fail(key, f"`{key}` = \"{value}\" may only use letters, digits and . _ : @ - "
+                           "(starting with a letter or digit).")
+        return value
+
+    def choice(self, key, options, *, required=False, default=None):
+        if key not in self.t:
+            if required:
+                self.fail(None, f"`{key}` is missing; it must be one of: {', '.join(options)}.")
+            return default
+        value = self.t[key]
+        if value not in options:
+            self.fail(key, f"`{key}` = {_show(value)} is not known; use one of: {', '.join(options)}.")
+        return value
+
+    def number(self, key, lo, hi, *, integer=False, default=None):
+        if key not in self.t:
+            return default
+        value = self.t[key]
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok or (integer and not isinstance(value, int)) or not lo <= value <= hi:
+            kind = "a whole number" if integer else "a number"
+            self.fail(key, f"`{key}` must be {kind} from {lo:g} to {hi:g}.")
+        return int(value) if integer else float(value)
+
+    def boolean(self, key, default):
+        if key not in self.t:
+            return default
+        if not isinstance(self.t[key], bool):
+            self.fail(key, f"`{key}` must be true or false (no quotes).")
+        return self.t[key]
+
+
+def _show(value) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def _provider(table: dict, index: int, lines: _Lines) -> dict:
+    t = _Table(table, "providers", index, lines, PROVIDER_KEYS)
+    provider = {
+        "id": t.ident("id"),
+        "kind": t.choice("kind", KINDS, required=True),
+        "name": t.text("name", required=True, max_len=100),
+        "base_url": t.text("base_url", max_len=2000),
+        "enabled": t.boolean("enabled", True),
+        "timeout": t.number("timeout", 1, 600, default=DEFAULT_TIMEOUT),
+    }
+    url = provider["base_url"]
+    if url is not None:
+        parts = urlsplit(url)
+        try:
+            parts.port  # noqa: B018 — raises on a port that is not a number
+            bad = parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url)
+        except ValueError:
+            bad = True
+        if bad:
+            t.fail("base_url", "`base_url` must be an http:// or https:// URL, such as http://127.0.0.1:11434/v1.")
+    elif provider["kind"] == "openai_compatible":
+        t.fail(None, "`base_url` is missing; an OpenAI-compatible server needs its API root, "
+                     "such as base_url = \"http://127.0.0.1:11434/v1\".")
+    return provider
+
+
+def _model(table: dict, index: int, lines: _Lines, kinds: dict) -> dict:
+    t = _Table(table, "models", index, lines, MODEL_KEYS)
+    model_id = t.ident("id")
+    provider = t.ident("provider")
+    if provider not in kinds:
+        known = ", ".join(f'"{p}"' for p in kinds) or "none yet"
+        t.fail("provider", f'`provider` = "{provider}" is not the id of any [[providers]] table '
+                           f"(known: {known}).")
+    api_model = t.text("api_model", required=True, max_len=300)
+    supports = table.get("supports", {})
+    if not isinstance(supports, dict):
+        t.fail("supports", "`supports` must be a table like { tools = true, vision = false, reasoning = false }.")
+    for key, value in supports.items():
+        if key not in CAPABILITIES:
+            t.fail("supports", f"`supports.{key}` is not known; use tools, vision and reasoning.")
+        if not isinstance(value, bool):
+            t.fail("supports", f"`supports.{key}` must be true or false (no quotes).")
+    fallbacks = table.get("fallbacks", [])
+    if not isinstance(fallbacks, list) or not all(isinstance(f, str) for f in fallbacks):
+        t.fail("fallbacks", "`fallbacks` must be a list of model ids, like [\"gpt-4o\", \"llama3\"].")
+    if len(fallbacks) > MAX_FALLBACKS:
+        t.fail("fallbacks", f"`fallbacks` lists more than {MAX_FALLBACKS} models.")
+    if len(set(fallbacks)) != len(fallbacks) or model_id in fallbacks:
+        t.fail("fallbacks", "`fallbacks` must list each other model once, and not the model itself.")
+    return {
+        "id": model_id,
+        "provider": provider,
+        "wire_api": t.choice("wire_api", WIRE_APIS, default=default_wire_api(kinds[provider])),
+        "api_model": api_model,
+        "label": t.text("label", max_len=200) or api_model,
+        "context_window": t.number("context_window", 1, 100_000_000, integer=True),
+        "max_output_tokens": t.number("max_output_tokens", 1, 10_000_000, integer=True),
+        "supports": {c: bool(supports.get(c, False)) for c in CAPABILITIES},
+        "fallbacks": list(fallbacks),
+        "price_input": t.number("price_input", 0, 1_000_000),
+        "price_output": t.number("price_output", 0, 1_000_000),
+        "_index": index,
+    }
+
+
+def _unique(items: list[dict], section: str, lines: _Lines) -> dict:
+    seen: dict = {}
+    for i, item in enumerate(items):
+        if item["id"] in seen:
+            first = lines.table(section, list(seen).index(item["id"]))[0]
+            span = lines.table(section, i)
+            also = f" (also at line {first})" if first else ""
+            _fail(f'the id "{item["id"]}" is used twice{also}; every table needs its own id.',
+                  lines.key(span, "id") if span[0] else None)
+        seen[item["id"]] = item.get("kind")
+    return seen
+
+
+def _check_fallbacks(models: list[dict], lines: _Lines) -> None:
+    ids = {m["id"] for m in models}
+    for m in models:
+        for other in m["fallbacks"]:
+            if other not in ids:
+                span = lines.table("models", m["_index"])
+                _fail(f'model "{m["id"]}": fallback "{other}" is not the id of any [[models]] table.',
+                      lines.key(span, "fallbacks"))
+    for m in models:
+        del m["_index"]
