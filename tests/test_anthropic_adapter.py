@@ -32,12 +32,6 @@ def fp():
         yield fake
 
 
-def signature(sig: str) -> dict:
-    return {"type": "signature", "signature": sig}
-
-
-def redacted(data: str) -> dict:
-    return {"type": "redacted", "data": data}
 
 
 def provider(base_url: str | None, *, api_key: str | None = KEY, timeout: float = 10.0) -> ProviderConfig:
@@ -92,7 +86,7 @@ def test_plain_text(fp):
 
 
 def test_thinking_with_signature_becomes_a_reasoning_detail(fp):
-    fp.enqueue([S.reasoning("Let me "), S.reasoning("think."), signature("EqQBCgIYAhIM"),
+    fp.enqueue([S.reasoning("Let me "), S.reasoning("think."), S.signature("EqQBCgIYAhIM"),
                 S.text("42"), S.usage(5, 9, reasoning_tokens=6)])
     events = run(request(fp.url))
     assert events == [
@@ -104,7 +98,7 @@ def test_thinking_with_signature_becomes_a_reasoning_detail(fp):
 
 
 def test_redacted_thinking_is_kept_opaque(fp):
-    fp.enqueue([redacted("EmwKAhgBEgy3va3pzix/LafPsn4a"), S.text("Done.")])
+    fp.enqueue([S.redacted("EmwKAhgBEgy3va3pzix/LafPsn4a"), S.text("Done.")])
     events = run(request(fp.url))
     assert events[0] == ReasoningDetail({"wire_api": "anthropic_messages", "type": "redacted_thinking",
                                          "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"})
@@ -133,7 +127,7 @@ def test_two_tool_uses_with_input_split_across_events(fp):
 
 def test_tool_call_indexes_count_calls_not_content_blocks(fp):
     # Thinking and text blocks come first, so the tool_use is content block 3.
-    fp.enqueue([S.reasoning("hm"), signature("s"), redacted("r"), S.text("ok"),
+    fp.enqueue([S.reasoning("hm"), S.signature("s"), S.redacted("r"), S.text("ok"),
                 S.tool_call(0, "toolu_x", "f", "{}")])
     starts = [e for e in run(request(fp.url)) if isinstance(e, ToolCallStart)]
     assert starts == [ToolCallStart(0, "toolu_x", "f")]
@@ -159,7 +153,7 @@ def test_usage_estimated_when_the_server_sends_none(fp):
 
 def test_server_that_ignores_stream_true(fp):
     fp.enqueue({"stream": False, "steps": [
-        S.reasoning("why"), signature("sig"), S.text("whole answer"),
+        S.reasoning("why"), S.signature("sig"), S.text("whole answer"),
         S.tool_call(0, "toolu_1", "f", '{"x": 1}'), S.usage(8, 4)]})
     events = run(request(fp.url))
     assert events == [ReasoningDelta("why"),
@@ -171,7 +165,7 @@ def test_server_that_ignores_stream_true(fp):
 
 
 def test_complete_text_and_the_default_anthropic_url(fp):
-    fp.enqueue([S.reasoning("hmm"), signature("s"), S.text("A short "), S.text("title")])
+    fp.enqueue([S.reasoning("hmm"), S.signature("s"), S.text("A short "), S.text("title")])
     assert complete_text(request(fp.url)) == "A short title"
     assert _base_url(provider(None)) == "https://api.anthropic.com"
     assert _base_url(provider("https://proxy.example/anthropic/v1/")) == "https://proxy.example/anthropic"
@@ -179,7 +173,7 @@ def test_complete_text_and_the_default_anthropic_url(fp):
 
 def test_the_fake_speaks_anthropic_to_the_sdk_itself(fp):
     """The fake's stream is real Anthropic SSE: the SDK's own accumulator reads it."""
-    fp.enqueue([S.reasoning("a"), signature("sig"), redacted("r"), S.text("Hi"),
+    fp.enqueue([S.reasoning("a"), S.signature("sig"), S.redacted("r"), S.text("Hi"),
                 S.tool_call(0, "toolu_1", "f", '{"a"'), S.tool_args(0, ": 1}"), S.usage(10, 5)])
     client = anthropic.Anthropic(base_url=fp.url, api_key=KEY, max_retries=0)
     with client.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}]) as s:
@@ -338,7 +332,7 @@ def test_thinking_stays_off_in_a_tool_loop_whose_assistant_turn_did_not_think(fp
 
 
 def test_the_reasoning_detail_of_a_reply_replays_as_it_came(fp):
-    fp.enqueue([S.reasoning("Plan: call f."), signature("SIG-XYZ"), S.tool_call(0, "toolu_9", "f", "{}")])
+    fp.enqueue([S.reasoning("Plan: call f."), S.signature("SIG-XYZ"), S.tool_call(0, "toolu_9", "f", "{}")])
     details = tuple(e.detail for e in run(request(fp.url)) if isinstance(e, ReasoningDetail))
     history = [Message("user", "Go"),
                Message("assistant", "", model_id=MODEL_ID, reasoning_details=details,

@@ -59,9 +59,6 @@ def texts(events, kind=TextDelta) -> str:
     return "".join(e.text for e in events if isinstance(e, kind))
 
 
-def encrypted(data: str) -> dict:
-    return {"type": "encrypted", "data": data}
-
 
 def sse(kind: str, **fields) -> dict:
     """A raw step carrying one Responses event exactly as given."""
@@ -78,7 +75,7 @@ def test_plain_text(fp):
 
 
 def test_reasoning_summary_and_encrypted_item_become_a_reasoning_detail(fp):
-    fp.enqueue([S.reasoning("Let me "), S.reasoning("think."), encrypted("gAAAA-opaque"),
+    fp.enqueue([S.reasoning("Let me "), S.reasoning("think."), S.encrypted("gAAAA-opaque"),
                 S.text("42"), S.usage(5, 9, reasoning_tokens=7)])
     events = run(request(fp.base_url))
     assert events == [
@@ -180,7 +177,7 @@ def test_usage_estimated_when_the_server_sends_none(fp):
 
 def test_server_that_ignores_stream_true(fp):
     fp.enqueue({"stream": False, "steps": [
-        S.reasoning("why"), encrypted("ENC"), S.text("whole answer"),
+        S.reasoning("why"), S.encrypted("ENC"), S.text("whole answer"),
         S.tool_call(0, "c1", "f", '{"x": 1}'), S.usage(8, 4)]})
     events = run(request(fp.base_url))
     assert events == [
@@ -206,7 +203,7 @@ def test_complete_text(fp):
 def test_the_fake_satisfies_the_sdks_own_stream_helper(fp):
     # responses.stream() asserts the event order of the real API, so the fake
     # speaking it correctly is worth a test of its own.
-    fp.enqueue([S.reasoning("r"), encrypted("E"), S.text("Hi "), S.text("there"),
+    fp.enqueue([S.reasoning("r"), S.encrypted("E"), S.text("Hi "), S.text("there"),
                 S.tool_call(0, "call_1", "f", '{"a": 1}'), S.usage(3, 4, reasoning_tokens=1)])
     client = openai.OpenAI(base_url=fp.base_url, api_key=KEY, max_retries=0)
     with client.responses.stream(model="gpt-test", input="hi") as s:

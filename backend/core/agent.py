@@ -222,7 +222,8 @@ class AgentLoop:
         return True
 
     def _finish(self, state: _Step, status: str, final: bool) -> Message:
-        message = state.message()
+        # The writer is recorded: signed reasoning goes back only to the model that wrote it.
+        message = replace(state.message(), model_id=self.request.model_id)
         if status != "complete":
             # Half-assembled tool calls are dropped: running them was never agreed.
             message = replace(message, tool_calls=())

@@ -140,6 +140,18 @@ def hang() -> dict:
     return {"type": "hang"}
 
 
+def signature(sig: str) -> dict:
+    return {"type": "signature", "signature": sig}
+
+
+def redacted(data: str) -> dict:
+    return {"type": "redacted", "data": data}
+
+
+def encrypted(data: str) -> dict:
+    return {"type": "encrypted", "data": data}
+
+
 def blast(count: int, template: str = "{i} ") -> dict:
     return {"type": "blast", "count": count, "template": template}
 
