@@ -225,3 +225,16 @@ def test_fallback_model_answers_when_the_first_is_unreachable(setup):
     assert sock.until("turn_end")["status"] == "completed"
     last = setup.messages(chat)[-1]
     assert (last["content"], last["model_id"]) == ("backup speaking", setup.model["id"])
+
+
+def test_continue_after_a_failed_reply_answers_again(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.error(400)], [S.text("second try worked")])
+    sock = setup.socket(chat)
+    sock.send(type="send", request_id="r1", content="q")
+    assert sock.until("turn_end")["status"] == "failed"
+    sock.send(type="continue")
+    assert sock.until("turn_end")["status"] == "completed", sock.of("error")
+    sent = setup.fake.requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user"]  # the empty failed reply is not sent back
+    assert setup.messages(chat)[-1]["content"] == "second try worked"

@@ -223,6 +223,7 @@ class TurnRegistry:
             self._start(state, chat_id, user.id)
 
     def continue_(self, chat_id: str) -> None:
+        """Carry on where the chat stopped: a cut-off reply, or a message left unanswered."""
         state = self._state(chat_id)
         with self._lock:
             self._check_idle(state)
@@ -230,16 +231,15 @@ class TurnRegistry:
                     .order_by(MessageRow.id.desc()).first())
             if last is None:
                 raise CommandError("bad_request", "There is nothing to continue in this chat yet.")
-            if last.role == "assistant" and last.status in ("interrupted", "cancelled", "error") \
-                    and (last.content or last.reasoning_content) and not last.tool_calls:
+            cut = last.status in ("interrupted", "cancelled", "error")
+            if last.role == "assistant" and cut and (last.content or last.reasoning_content) and not last.tool_calls:
                 self._start(state, chat_id, None, continue_message_id=last.id)
-            elif last.role in ("user", "tool") or (last.role == "assistant" and last.status != "complete"):
-                if last.role == "user" and last.status != "complete":
-                    with db.atomic():
-                        MessageRow.update(status="complete").where(MessageRow.id == last.id).execute()
-                self._start(state, chat_id, last.id if last.role == "user" else None)
-            elif last.error and last.error.get("code") == "limit":
-                self._start(state, chat_id, None)
+            elif last.role == "user":
+                with db.atomic():
+                    MessageRow.update(status="complete").where(MessageRow.id == last.id).execute()
+                self._start(state, chat_id, last.id)
+            elif last.role == "tool" or cut or (last.error or {}).get("code") == "limit":
+                self._start(state, chat_id, None)  # a new step from the history as it stands
             else:
                 raise CommandError("bad_request", "The last reply is complete; there is nothing to continue.")
 
