@@ -30,8 +30,8 @@ FAMILIES = [
     Family(r"gpt-4", 8_192, 8_192, tools=True),
     Family(r"gpt-3\.5", 16_385, 4_096, tools=True),
     Family(r"gpt-oss", 131_072, 32_768, tools=True, reasoning=True),
-    Family(r"o1-mini", 128_000, 65_536, reasoning=True),
-    Family(r"o[134](-|$)", 200_000, 100_000, tools=True, vision=True, reasoning=True),
+    Family(r"^o1-mini", 128_000, 65_536, reasoning=True),
+    Family(r"^o[134](-|$)", 200_000, 100_000, tools=True, vision=True, reasoning=True),
     Family(r"claude-(opus|sonnet|haiku)-4|claude-3-7", 200_000, 64_000, tools=True, vision=True, reasoning=True),
     Family(r"claude-3-5", 200_000, 8_192, tools=True, vision=True),
     Family(r"claude", 200_000, 4_096, tools=True, vision=True),
@@ -87,11 +87,13 @@ def label_for(api_model: str) -> str:
     match = re.match(r"(?i)gpt-([0-9][\w.]*)", name)
     if match:  # keep GPT's hyphen: "GPT-4o", not "GPT 4o"
         head, name = f"GPT-{match.group(1)}", name[match.end():]
-    words = []
+    words: list[str] = []
     for word in re.split(r"[-_:\s]+", name):
         if not word:
             continue
-        if word.lower() in _WORDS:
+        if len(word) == 1 and word.isdigit() and words and re.fullmatch(r"\d", words[-1]):
+            words[-1] += "." + word  # claude-opus-4-1 → "4.1"
+        elif word.lower() in _WORDS:
             words.append(_WORDS[word.lower()])
         elif re.fullmatch(r"(?i)[\d.]+[bkm]", word):
             words.append(word.upper())  # sizes: 8b → 8B

@@ -147,6 +147,8 @@ class CatalogService:
     def _write(self, current_text: str | None) -> None:
         """Render the tables into the file atomically: temp file in the same dir, fsync, rename."""
         data = render(current_text, sync.read_db()).encode("utf-8")
+        if current_text is not None and data == current_text.encode("utf-8"):
+            return  # nothing changed (e.g. a PATCH with the values already there): leave the file alone
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
         mode = 0o600
