@@ -31,6 +31,7 @@ from backend.core.types import (Message, ModelRequest, ProviderConfig, Reasoning
 from . import CONNECT_TIMEOUT, StreamControl
 from .chat_completions import (PLACEHOLDER_KEY, _ErrorMapper, _estimate_tokens, _retry_after,
                                _timeout)
+from .relay import relay
 
 WIRE_API = "anthropic_messages"
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -206,44 +207,13 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
                                  http_client=control.http_client(p.timeout))
     asm = _Assembler(_estimate_tokens(json.dumps([kw.get("system", ""), kw["messages"],
                                                   kw.get("tools", "")])))
-    try:
-        try:
-            # The SDK builds, signs and status-checks the request; the events are
-            # decoded here as plain JSON (the SDK's per-event models are slow).
-            with client.messages.with_streaming_response.create(**kw) as response:
-                ctype = response.headers.get("content-type", "")
-                if "text/html" in ctype:
-                    raise errors.html()
-                if "application/json" in ctype:
-                    events: Iterator[dict] = _message_as_events(json.loads(response.read()))
-                else:
-                    events = _sse_events(response.iter_lines())
-                for event in events:
-                    if control.closed:
-                        return
-                    if event.get("type") == "error":
-                        raise errors.in_stream(event.get("error"))
-                    for out in asm.feed(event):
-                        errors.started = True
-                        yield out
-                    if asm.complete:
-                        break
-        except ProviderError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - mapped or re-raised below
-            if control.closed:
-                return
-            mapped = errors.map(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
-        if control.closed:
-            return
-        if not asm.complete:
-            raise errors.dropped()
-        yield from asm.finish()
-    finally:
-        client.close()
+    # The SDK builds, signs and status-checks the request; the events are
+    # decoded here as plain JSON (the SDK's per-event models are slow).
+    return relay(client, lambda: client.messages.with_streaming_response.create(**kw),
+                 asm=asm, errors=errors, control=control, sse_events=_sse_events,
+                 whole_as_events=_message_as_events,
+                 failure_of=lambda event: event.get("error") if event.get("type") == "error" else None,
+                 stop_at_complete=True)
 
 
 def _sse_events(lines: Iterator[str]) -> Iterator[dict]:

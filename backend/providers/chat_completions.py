@@ -24,6 +24,7 @@ from backend.core.types import (Message, ModelRequest, ProviderConfig, Reasoning
                                 Usage)
 
 from . import CONNECT_TIMEOUT, StreamControl
+from .relay import relay
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Local servers (Ollama, llama.cpp, LM Studio) ignore the key, but the SDK
@@ -107,44 +108,14 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
     client = openai.OpenAI(base_url=base_url, api_key=p.api_key or PLACEHOLDER_KEY, max_retries=0,
                            timeout=_timeout(p.timeout), http_client=control.http_client(p.timeout))
     asm = _Assembler(_estimate_tokens(json.dumps(kw["messages"]) + json.dumps(kw.get("tools", ""))))
-    try:
-        try:
-            # The SDK builds the request, signs it and raises typed status errors;
-            # the stream's chunks are decoded here as plain JSON, because the SDK's
-            # per-chunk model objects cost ~25x more CPU than the relay itself.
-            with client.chat.completions.with_streaming_response.create(**kw) as response:
-                ctype = response.headers.get("content-type", "")
-                if "text/html" in ctype:
-                    raise errors.html()
-                if "application/json" in ctype:
-                    # Some servers ignore stream=True and answer with one completion.
-                    chunks: Iterator[dict] = iter([_completion_as_chunk(response.read())])
-                else:
-                    chunks = _sse_chunks(response.iter_lines())
-                for chunk in chunks:
-                    if control.closed:
-                        return
-                    if chunk.get("error"):
-                        raise errors.in_stream(chunk["error"])
-                    for event in asm.feed(chunk):
-                        errors.started = True
-                        yield event
-        except ProviderError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - mapped or re-raised below
-            if control.closed:
-                return
-            mapped = errors.map(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
-        if control.closed:
-            return
-        if not asm.complete:
-            raise errors.dropped()
-        yield from asm.finish()
-    finally:
-        client.close()
+    # The SDK builds the request, signs it and raises typed status errors; the
+    # chunks are decoded as plain JSON, because the SDK's per-chunk model
+    # objects cost ~25x more CPU than the relay itself.
+    return relay(client, lambda: client.chat.completions.with_streaming_response.create(**kw),
+                 asm=asm, errors=errors, control=control, sse_events=_sse_chunks,
+                 whole_as_events=lambda data: iter([_completion_as_chunk(data)]),
+                 failure_of=lambda chunk: chunk.get("error") or None,
+                 stop_at_complete=False)  # the usage chunk follows finish_reason
 
 
 def _sse_chunks(lines: Iterator[str]) -> Iterator[dict]:
@@ -180,9 +151,8 @@ def _estimate_tokens(text_or_len: str | int) -> int:
     return math.ceil(n / 4)
 
 
-def _completion_as_chunk(raw: bytes) -> dict:
+def _completion_as_chunk(data: dict) -> dict:
     """A non-streamed chat.completion reshaped as one chunk with the whole delta."""
-    data = json.loads(raw)
     choices = []
     for c in data.get("choices") or []:
         msg = dict(c.get("message") or {})

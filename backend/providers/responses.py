@@ -28,6 +28,7 @@ from backend.core.types import (Message, ModelRequest, ReasoningDelta, Reasoning
 from . import StreamControl
 from .chat_completions import (_CONTEXT_PATTERNS, PLACEHOLDER_KEY, _base_url, _dict, _ErrorMapper,
                                _estimate_tokens, _sse_chunks, _timeout)
+from .relay import relay
 
 WIRE_API = "responses"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -121,47 +122,12 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
                            timeout=_timeout(p.timeout), http_client=control.http_client(p.timeout))
     asm = _Assembler(_estimate_tokens(len(json.dumps(kw["input"])) + len(kw.get("instructions", ""))
                                       + len(json.dumps(kw.get("tools", "")))))
-    try:
-        try:
-            # As in chat_completions: the SDK builds, signs and checks the
-            # request; the events are decoded here as plain JSON, far cheaper
-            # than the SDK's per-event model objects.
-            with client.responses.with_streaming_response.create(**kw) as response:
-                ctype = response.headers.get("content-type", "")
-                if "text/html" in ctype:
-                    raise errors.html()
-                if "application/json" in ctype:
-                    # A server that ignores stream=True answers with the whole response.
-                    events: Iterator[dict] = _response_as_events(json.loads(response.read()))
-                else:
-                    events = _sse_chunks(response.iter_lines())
-                for event in events:
-                    if control.closed:
-                        return
-                    failure = _failure(event)
-                    if failure is not None:
-                        raise errors.in_stream(failure)
-                    for out in asm.feed(event):
-                        errors.started = True
-                        yield out
-                    if asm.complete:
-                        break  # response.completed is the last event; do not wait for EOF
-        except ProviderError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - mapped or re-raised below
-            if control.closed:
-                return
-            mapped = errors.map(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
-        if control.closed:
-            return
-        if not asm.complete:
-            raise errors.dropped()
-        yield from asm.finish()
-    finally:
-        client.close()
+    # As in chat_completions: the SDK builds, signs and checks the request; the
+    # events are decoded here as plain JSON, far cheaper than its model objects.
+    return relay(client, lambda: client.responses.with_streaming_response.create(**kw),
+                 asm=asm, errors=errors, control=control, sse_events=_sse_chunks,
+                 whole_as_events=_response_as_events, failure_of=_failure,
+                 stop_at_complete=True)  # response.completed is the last event
 
 
 def _failure(event: dict) -> dict | None:
