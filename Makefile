@@ -14,8 +14,18 @@ $(VENV): requirements.lock pyproject.toml
 run: $(VENV)
 	$(BIN)/numi --headless --open-browser
 
-test: $(VENV)
+# Python first, then the web UI's tests; `make test-py` / `make test-js` run one side.
+test: test-py
+	@$(MAKE) --no-print-directory test-js
+
+test-py: $(VENV)
 	$(BIN)/python -m pytest -q tests --ignore=tests/bench
+
+# The web UI's pure modules (web/js) under node's own test runner; no npm install.
+# Files are named explicitly: node >= 21 reads its arguments as globs, not directories.
+test-js:
+	@command -v node >/dev/null 2>&1 || { echo "make test: 'node' (Node.js 18 or newer) is needed for the web UI tests in tests/js; install it (Debian: apt-get install nodejs) and run make test again." >&2; exit 1; }
+	node --test tests/js/*.test.mjs
 
 bench: $(VENV)
 	$(BIN)/python -m pytest -q -s tests/bench

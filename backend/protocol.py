@@ -16,7 +16,7 @@ _SCHEMA: dict[str, dict[str, tuple]] = {
     "send": {"request_id": (str, True), "content": (str, True), "attachments": (list, False),
              "mode": (str, False)},
     "stop": {"clear_queue": (bool, False)},
-    "resume": {"after_event_id": (int, True)},
+    "resume": {"after_event_id": (int, True), "epoch": (str, False)},
     "edit": {"message_id": (int, True), "content": (str, True)},
     "regenerate": {"message_id": (int, True)},
     "continue": {},

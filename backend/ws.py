@@ -13,6 +13,7 @@ import socket
 import threading
 from collections import deque
 
+from flask import request
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
@@ -32,6 +33,8 @@ CLOSE_UNKNOWN_CHAT = 4404
 # closed when it refuses a too-big frame, so a receive without a timeout can
 # sleep through that close; the reader looks again this often.
 CLOSED_CHECK_S = 1.0
+# A socket that says nothing after connecting is sent live events after this long.
+START_GRACE_S = 1.0
 
 
 class _LockedSocket:
@@ -81,6 +84,7 @@ class Connection:
         self.sub = self.hub.subscribe()
         self.direct: deque[dict] = deque()
         self.closed = False
+        self.started = threading.Event()  # set once the client said what it wants
 
     def serve(self) -> None:
         raw = self.ws.sock
@@ -91,12 +95,19 @@ class Connection:
         reader = threading.Thread(target=self._read, name=f"ws-read-{self.chat_id}", daemon=True)
         reader.start()
         try:
+            # Live events wait for the client's first frame (or a short grace):
+            # a `resume` that came after live events had been sent would replay
+            # behind them and the client would see text twice or out of order.
+            # Nothing is lost meanwhile; the cursor stays at the connect point.
+            self.started.wait(START_GRACE_S)
             while True:
                 self.sub.wake.wait()
                 self.sub.wake.clear()
                 if self.closed:
                     break
-                for event in self._take_direct() + coalesce(self.sub.pull()):
+                # Hub events first: a direct answer (an error for a frame) must not
+                # overtake events the hub published before that frame was handled.
+                for event in coalesce(self.sub.pull()) + self._take_direct():
                     self.ws.send(encode(event))
         except (ConnectionClosed, OSError):
             pass
@@ -145,7 +156,10 @@ class Connection:
                         continue
                     log.exception("socket command failed in chat %s", self.chat_id)
                     self._error("internal", "Numi could not handle that request; the details are in the log.")
+                finally:
+                    self.started.set()
         self.closed = True
+        self.started.set()
         self.sub.wake.set()
 
     def _handle(self, frame: dict) -> None:
@@ -161,8 +175,7 @@ class Connection:
         elif kind == "stop":
             reg.stop(chat, bool(frame.get("clear_queue")))
         elif kind == "resume":
-            if not self.sub.resume(frame["after_event_id"]):
-                self._push(self._stored_snapshot())
+            self.resume(frame["after_event_id"], frame.get("epoch"))
         elif kind == "edit":
             reg.edit(chat, frame["message_id"], frame["content"])
         elif kind == "regenerate":
@@ -173,6 +186,10 @@ class Connection:
             reg.approve(chat, frame["approval_id"], frame["decision"], frame.get("reason") or "")
         elif kind == "queue_discard":
             reg.queue_discard(chat, frame["message_id"])
+
+    def resume(self, after_event_id: int, epoch: str | None) -> None:
+        if not self.sub.resume(after_event_id, epoch):
+            self._push(self._stored_snapshot())
 
     def _stored_snapshot(self) -> dict:
         """No turn is retained in memory: the newest reply as saved stands in for its events."""
@@ -200,9 +217,24 @@ def chat_socket(ws, chat_id):
         if chat.unread:
             with db.atomic():
                 Chat.update(unread=False).where(Chat.id == chat_id).execute()
-        Connection(ws, runtime().registry, chat_id).serve()
+        connection = Connection(ws, runtime().registry, chat_id)
+        start = _start_point()
+        if start is not None:
+            # Resuming at connect time, before any live event is sent, leaves no
+            # window in which live events could overtake the replay.
+            connection.resume(*start)
+            connection.started.set()
+        connection.serve()
     finally:
         _hang_up(ws, raw)
+
+
+def _start_point() -> tuple[int, str | None] | None:
+    """`?after_event_id=N[&epoch=E]` on the upgrade URL: a resume done at connect time."""
+    value = request.args.get("after_event_id")
+    if value is None or not value.isdigit():
+        return None
+    return int(value), request.args.get("epoch") or None
 
 
 def _hang_up(ws, raw) -> None:

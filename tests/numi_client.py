@@ -121,11 +121,12 @@ class ServerProcess:
 class Socket:
     """A WebSocket client for /ws/<chat_id> that keeps every event it received."""
 
-    def __init__(self, server: "ServerProcess", chat_id: str, headers: dict | None = None):
+    def __init__(self, server: "ServerProcess", chat_id: str, headers: dict | None = None, query: str = ""):
         from websockets.sync.client import connect
 
         self.events: list[dict] = []
-        self.ws = connect(server.ws_url(chat_id), compression=None, max_size=None, open_timeout=10,
+        url = server.ws_url(chat_id) + (f"?{query}" if query else "")
+        self.ws = connect(url, compression=None, max_size=None, open_timeout=10,
                           additional_headers={"Authorization": f"Bearer {server.token}", **(headers or {})})
         self.ws.__enter__()
 

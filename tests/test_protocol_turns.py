@@ -349,3 +349,30 @@ def test_usage_speed_and_cost_are_stored_and_summed(setup):
     assert (total["input_tokens"], total["output_tokens"], total["replies"]) == (1500, 300, 2)
     assert first["cost"] == 0.004 and total["cost"] == 0.006  # $2 and $10 per million tokens
     assert setup.api.get("/api/chats/c_nope/usage").status == 404
+
+
+def test_resume_in_the_url_replays_before_anything_live(setup):
+    chat = setup.chat(title="t")
+    words = [f"w{i} " for i in range(30)]
+    setup.fake.enqueue([S.delay(0.02)] + [S.text(w) for w in words])
+    first = setup.socket(chat)
+    send(first, "go", "r1")
+    seen = first.until("content")
+    late = setup.socket(chat, query=f"after_event_id={seen['event_id']}&epoch={seen['epoch']}")
+    late.until("turn_end")
+    ids = [e["event_id"] for e in late.events]
+    # Nothing the client already had, nothing out of order (a replay run may come merged).
+    assert ids == sorted(ids) and ids[0] > seen["event_id"]
+    assert seen["delta"] + late.text() == "".join(words)
+
+
+def test_resume_from_another_epoch_replays_the_turn_from_its_start(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.text("fresh "), S.text("text")])
+    sock = setup.socket(chat)
+    send(sock, "go", "r1")
+    last = sock.until("turn_end")
+    other = setup.socket(chat)
+    other.send(type="resume", after_event_id=last["event_id"] + 100, epoch="an-old-epoch")
+    other.until("turn_end")
+    assert other.text() == "fresh text"

@@ -58,8 +58,14 @@ class Subscription:
     def pull(self) -> list[dict]:
         return self.hub._pull(self)
 
-    def resume(self, after_event_id: int) -> bool:
-        """Point the cursor at what the client missed; False when no turn is retained."""
+    def resume(self, after_event_id: int, epoch: str | None = None) -> bool:
+        """Point the cursor at what the client missed; False when no turn is retained.
+
+        An id from another epoch (the server restarted) means nothing here: the
+        client gets the retained turn from its start.
+        """
+        if epoch is not None and epoch != self.hub.epoch:
+            after_event_id = 0
         return self.hub._resume(self, after_event_id)
 
 

@@ -1,0 +1,52 @@
+"""Helpers the e2e tests share: signing in, opening a chat, screenshots."""
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
+
+
+def sign_in(page, server, route: str = "") -> None:
+    """Open the app as the desktop shell does (`/?token=…` sets the session cookie), then `route`."""
+    base = f"http://127.0.0.1:{server.port}"
+    page.goto(f"{base}/?token={server.token}")
+    page.wait_for_url(re.compile(re.escape(base) + r"/(#.*)?$"))
+    if route:
+        page.goto(f"{base}/#{route}")
+
+
+def open_chat(page, server, chat_id: str, title: str) -> None:
+    """Sign in and open a chat (made with `title`); return once its history is shown and its socket is open."""
+    sign_in(page, server, f"/c/{chat_id}")
+    wait_chat_ready(page, title)
+
+
+def wait_chat_ready(page, title: str) -> None:
+    # The page title comes from the chat row, read with the history; the connection
+    # note is drawn in that same frame and is empty only once the socket is open.
+    expect(page).to_have_title(f"{title} — Numi")
+    expect(page.locator(".chat-header .conn")).to_have_text("")
+
+
+def shot(page, name: str, dark: bool = True) -> None:
+    """Save `name`-light.png (and `name`-dark.png) under test-artifacts/e2e/."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.emulate_media(color_scheme="light")
+    page.screenshot(path=str(ARTIFACTS / f"{name}-light.png"))
+    if dark:
+        page.emulate_media(color_scheme="dark")
+        page.screenshot(path=str(ARTIFACTS / f"{name}-dark.png"))
+        page.emulate_media(color_scheme="light")
+
+
+def wait_until(predicate, what: str, timeout: float = 10.0) -> None:
+    """Poll a condition outside the page (the server's saved state) until it holds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting until {what}"
+        time.sleep(0.05)

@@ -1,0 +1,173 @@
+"""The backend side of the shared event fixtures (tests/fixtures/events).
+
+The same files drive the browser's reducer (tests/js/reducer.test.mjs). Here
+they are held to what the server sends: every event has the fields CONTRACT §4
+and docs/PROTOCOL.md give its type, in the server's JSON shape; and where the
+events form a turn, the backend's own fold (`TurnView`, what a `snapshot`
+shows) reaches the text the fixture expects the client to show. A fixture that
+drifts from the server, or a server fold that drifts from the client's, fails.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from backend.turns.hub import TurnView
+from backend.ws import coalesce
+
+FIXTURES = sorted((Path(__file__).parent / "fixtures" / "events").glob("*.json"))
+NULLABLE_INT = (int, type(None))
+
+# type -> {field: accepted Python types}; every event but pong also has the common fields.
+FIELDS: dict[str, dict[str, tuple]] = {
+    "accepted": {"request_id": (str,), "message_id": (int,), "queued": (bool,)},
+    "turn_start": {"user_message_id": NULLABLE_INT, "continue_message_id": NULLABLE_INT},
+    "reasoning": {"delta": (str,), "message_id": (int,)},
+    "content": {"delta": (str,), "message_id": (int,)},
+    "tool_preparing": {"call_id": (str,), "name": (str,), "message_id": (int,)},
+    "tool_start": {"call_id": (str,), "name": (str,), "arguments": (str,), "message_id": NULLABLE_INT},
+    "approval_required": {"approval_id": (str,), "call_id": (str,), "name": (str,), "arguments": (str,)},
+    "tool_end": {"call_id": (str,), "name": (str,), "ok": (bool,), "output": (str,), "duration_ms": (int,)},
+    "message_saved": {"message_id": (int,), "role": (str,)},
+    "usage": {"input_tokens": (int,), "output_tokens": (int,), "estimated": (bool,)},
+    "done": {"message_id": (int,)},
+    "error": {"code": (str,), "message": (str,), "retryable": (bool,)},
+    "turn_end": {"status": (str,)},
+    "title_update": {"title": (str,)},
+    "fallback": {"from_model_id": (str, type(None)), "to_model_id": (str,), "reason": (str,)},
+    "queue": {"items": (list,)},
+    "snapshot": {"message_id": NULLABLE_INT, "content": (str,), "reasoning": (str,), "tool_calls": (list,),
+                 "status": (str,), "last_event_id": (int,)},
+    "pong": {},
+}
+# Published by a turn, so they always name it.
+TURN_EVENTS = {"turn_start", "reasoning", "content", "tool_preparing", "tool_start", "approval_required",
+               "tool_end", "message_saved", "usage", "done", "turn_end", "fallback"}
+TURN_END_STATUS = {"completed", "cancelled", "failed", "limit"}
+ERROR_CODES = {"bad_request", "not_found", "busy", "queue_full", "shutting_down", "db_busy", "cancelled", "limit",
+               "no_model", "provider_disabled", "context_too_long", "auth", "rate_limited", "unreachable",
+               "timeout", "bad_response", "provider_error", "internal"}
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def ids(paths):
+    return [p.stem for p in paths]
+
+
+def test_the_fixture_set_covers_the_protocol():
+    assert len(FIXTURES) >= 12
+    seen = {e["type"] for p in FIXTURES for e in load(p)["events"]}
+    assert FIELDS.keys() - {"pong"} <= seen, f"no fixture has {sorted(FIELDS.keys() - {'pong'} - seen)}"
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=ids(FIXTURES))
+def test_events_have_the_servers_shape(path):
+    fixture = load(path)
+    assert {"name", "events", "expect"} <= fixture.keys()
+    first_seen: dict[tuple, dict] = {}
+    for event in fixture["events"]:
+        kind = event.get("type")
+        assert kind in FIELDS, f"unknown event type {kind!r}"
+        if kind != "pong":
+            assert type(event["event_id"]) is int and event["event_id"] >= 0
+            assert isinstance(event["turn_id"], (str, type(None)))
+            assert isinstance(event["epoch"], str) and event["epoch"]
+        for field, types in FIELDS[kind].items():
+            assert field in event, f"{kind} {event.get('event_id')} lacks {field}"
+            # bool is an int in Python; the contract's ints are never booleans.
+            assert isinstance(event[field], types) and not (bool not in types and isinstance(event[field], bool)), \
+                f"{kind}.{field} = {event[field]!r}"
+        if kind in TURN_EVENTS:
+            assert isinstance(event["turn_id"], str), f"{kind} is published by a turn"
+        if kind in ("queue", "title_update"):
+            assert event["turn_id"] is None
+        if kind == "turn_end":
+            assert event["status"] in TURN_END_STATUS
+        if kind == "error":
+            assert event["code"] in ERROR_CODES
+        if kind == "message_saved":
+            assert event["role"] in ("user", "assistant", "tool")
+        if kind == "queue" or (kind == "snapshot" and "queue" in event):
+            items = event["items"] if kind == "queue" else event["queue"]
+            assert all(set(i) == {"message_id", "preview"} and type(i["message_id"]) is int for i in items)
+        if kind == "snapshot":
+            assert event["event_id"] == event["last_event_id"]
+            assert all({"id", "name", "arguments"} <= set(c) for c in event["tool_calls"])
+        if kind == "accepted":
+            assert 1 <= len(event["request_id"]) <= 64
+        if kind in ("pong", "snapshot"):
+            continue
+        key = (event["epoch"], event["event_id"])
+        if key in first_seen:
+            # A replay repeats events as they were: the client may drop it by its id alone.
+            assert event == first_seen[key], f"event {key} replayed with different content"
+        else:
+            assert not any(e == event["epoch"] and i >= event["event_id"] for e, i in first_seen), \
+                f"event {key} is new but not above the ids before it"
+            first_seen[key] = event
+
+
+def server_fold(events: list[dict], merge: bool = False) -> TurnView | None:
+    """Fold the fixture as the hub does: each event once, the last turn of the last epoch.
+
+    With `merge`, runs of deltas are first merged the way the socket writer may send them.
+    """
+    epoch = events[-1]["epoch"]
+    unique, seen = [], set()
+    for event in events:
+        if event.get("epoch") != epoch or event["type"] == "pong":
+            continue
+        if event["type"] != "snapshot" and event["event_id"] in seen:
+            continue  # the hub published it once; the fixture shows a replay
+        seen.add(event["event_id"])
+        unique.append(event)
+    if merge:
+        unique = coalesce(unique)
+    view = None
+    for event in unique:
+        if event["type"] == "turn_start":
+            view = TurnView(event["turn_id"], event["event_id"])
+        elif event["type"] == "snapshot" and event["turn_id"] is not None:
+            # A snapshot stands for the events before it: the view it was made from.
+            view = TurnView(event["turn_id"], 1)
+            view.message_id = event["message_id"]
+            view.content, view.reasoning = [event["content"]], [event["reasoning"]]
+            view.status = event["status"]
+            continue
+        if view is not None and event.get("turn_id") == view.turn_id:
+            view.apply(event)
+    return view
+
+
+TURN_FIXTURES = [p for p in FIXTURES if server_fold(load(p)["events"]) is not None]
+
+
+@pytest.mark.parametrize("path", TURN_FIXTURES, ids=ids(TURN_FIXTURES))
+def test_the_server_fold_reaches_the_expected_message(path):
+    fixture = load(path)
+    view = server_fold(fixture["events"])
+    expected = {m["id"]: m for m in fixture["expect"].get("messages", []) if "id" in m}
+    assert view.message_id in expected, f"the turn's last message {view.message_id} is not in expect"
+    message = expected[view.message_id]
+    assert "content" in message, "expect must give the last message's content"
+    assert "".join(view.content) == message["content"]
+    if "reasoning" in message:
+        assert "".join(view.reasoning) == message["reasoning"]
+    # TurnView's end statuses are the message statuses, but for limit (the reply ended in error).
+    ended = {"limit": "error"}.get(view.status, view.status)
+    if "status" in message:
+        assert ended == message["status"]
+
+
+@pytest.mark.parametrize("path", TURN_FIXTURES, ids=ids(TURN_FIXTURES))
+def test_merging_deltas_on_the_way_out_keeps_the_fold(path):
+    """ws.coalesce may merge any run of deltas; the text a client builds must not change."""
+    events = load(path)["events"]
+    plain, merged = server_fold(events), server_fold(events, merge=True)
+    assert (merged.message_id, "".join(merged.content), "".join(merged.reasoning)) == \
+           (plain.message_id, "".join(plain.content), "".join(plain.reasoning))

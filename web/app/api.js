@@ -1,0 +1,50 @@
+// Same-origin JSON calls. The numi_session cookie (set by /?token=…) rides along,
+// so no token ever lives in script; a 401 means that cookie is gone (server restarted).
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    const err = (body && body.error) || {};
+    super(err.message || `The server answered ${status}.`);
+    this.status = status;
+    this.code = err.code || "http_" + status;
+    this.fields = err.fields || null;
+  }
+}
+
+const listeners = new Set();
+/** Called with every ApiError (main.js shows the sign-in banner on 401). */
+export function onApiError(fn) { listeners.add(fn); }
+
+export async function api(method, path, body) {
+  const init = { method, credentials: "same-origin", headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch {
+    const e = new ApiError(0, { error: { code: "offline", message: "Numi's backend is not answering. Is it still running?" } });
+    listeners.forEach((fn) => fn(e));
+    throw e;
+  }
+  if (res.status === 204) return null;
+  let data = null;
+  const text = await res.text();
+  if (text) {
+    try { data = JSON.parse(text); } catch { data = null; }
+  }
+  if (!res.ok) {
+    const e = new ApiError(res.status, data);
+    listeners.forEach((fn) => fn(e));
+    throw e;
+  }
+  return data;
+}
+
+export const get = (p) => api("GET", p);
+export const post = (p, b) => api("POST", p, b ?? {});
+export const patch = (p, b) => api("PATCH", p, b);
+export const put = (p, b) => api("PUT", p, b);
+export const del = (p) => api("DELETE", p);

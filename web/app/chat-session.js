@@ -1,0 +1,154 @@
+// One open chat: its history, its socket and its reducer state. Every server event
+// goes through applyEvent (web/js/reducer.js) and the views re-render from the
+// resulting state; nothing here touches the DOM.
+
+import { initialState, applyEvent, loadHistory, localSend } from "../js/reducer.js";
+import { get } from "./api.js";
+import { ChatSocket } from "./socket.js";
+import { schedule } from "./store.js";
+import { randomId } from "./dom.js";
+
+const PAGE = 50;
+
+export class ChatSession {
+  /** @param hooks {{onTitle(id, title), onActivity(id, running), onGone(id)}} */
+  constructor(chatId, hooks) {
+    this.chatId = chatId;
+    this.hooks = hooks;
+    this.state = initialState(chatId);
+    this.chat = null;        // GET /api/chats/{id}: title, model_id, system_prompt, params
+    this.loaded = false;
+    this.loadError = null;
+    this.loadingOlder = false;
+    this.connection = "connecting";
+    this.socket = null;
+    this.closed = false;
+  }
+
+  async open() {
+    try {
+      const [chat, page] = await Promise.all([
+        get(`/api/chats/${encodeURIComponent(this.chatId)}`),
+        get(`/api/chats/${encodeURIComponent(this.chatId)}/messages?limit=${PAGE}`),
+      ]);
+      if (this.closed) return;
+      this.chat = chat;
+      this.state = loadHistory(this.state, page.items, page.has_more);
+      this.loaded = true;
+    } catch (err) {
+      if (this.closed) return;
+      this.loadError = err;
+      schedule();
+      return;
+    }
+    // Only now: resume's after_event_id must describe what the history already holds.
+    this.socket = new ChatSocket(this.chatId, {
+      lastEventId: () => this.state.lastEventId || 0,
+      epoch: () => this.state.epoch,
+      onEvent: (e) => this.onEvent(e),
+      onStatus: (s) => { this.connection = s; schedule(); },
+      onGone: () => this.hooks.onGone?.(this.chatId),
+    });
+    schedule();
+  }
+
+  get running() {
+    return this.state.turn?.status === "running";
+  }
+
+  get title() {
+    return this.state.title || this.chat?.title || "";
+  }
+
+  onEvent(event) {
+    const wasRunning = this.running;
+    this.state = applyEvent(this.state, event);
+    if (event.type === "turn_start" && event.user_message_id != null) this._dropAfter(event.user_message_id);
+    if (event.type === "title_update" && event.title) this.hooks.onTitle?.(this.chatId, event.title);
+    if (this.running !== wasRunning || event.type === "turn_end") this.hooks.onActivity?.(this.chatId, this.running);
+    // The saved rows carry what events do not (a reply's usage and timings, text sent
+    // from another window): re-read the newest page once a turn ends or a stranger's
+    // message arrives. loadHistory merges by id, so nothing shown is lost.
+    if (event.type === "turn_end" || (event.type === "accepted" && this.state.messages.some((m) => m.placeholder))) {
+      this._refreshTail();
+    }
+    schedule();
+  }
+
+  /**
+   * An edit or regenerate restarts the chat from a user message and the server
+   * discards what followed; no event says so, so the turn_start of such a turn
+   * drops those rows here too (queued messages of this chat stay: they come later).
+   */
+  _dropAfter(userMessageId) {
+    const keep = this.state.messages.filter((m) =>
+      !(Number(m.id) > Number(userMessageId)) || (m.role === "user" && m.status === "queued")
+      || this.state.turn?.messageIds?.includes(m.id));
+    if (keep.length !== this.state.messages.length) this.state = { ...this.state, messages: keep };
+  }
+
+  _send(frame) {
+    this.socket?.send(frame);
+  }
+
+  send(content, requestId = randomId("req")) {
+    this.state = localSend(this.state, requestId, content);
+    this._send({ type: "send", request_id: requestId, content });
+    schedule();
+  }
+
+  stop(clearQueue = false) { this._send({ type: "stop", clear_queue: clearQueue }); }
+  edit(messageId, content) {
+    this._send({ type: "edit", message_id: messageId, content });
+    // Show the new text at once; the server refuses edits only while a reply runs,
+    // and the view offers Edit only when none does.
+    this.state = { ...this.state, messages: this.state.messages.map((m) => (m.id === messageId ? { ...m, content } : m)) };
+    schedule();
+  }
+  regenerate(messageId) { this._send({ type: "regenerate", message_id: messageId }); }
+  continueReply() { this._send({ type: "continue" }); }
+  discardQueued(messageId) { this._send({ type: "queue_discard", message_id: messageId }); }
+  approve(approvalId, decision, reason) {
+    const frame = { type: "approve", approval_id: approvalId, decision };
+    if (reason) frame.reason = reason;
+    this._send(frame);
+  }
+
+  async _refreshTail() {
+    if (this.refreshing) { this.refreshAgain = true; return; }
+    this.refreshing = true;
+    try {
+      do {
+        this.refreshAgain = false;
+        const page = await get(`/api/chats/${encodeURIComponent(this.chatId)}/messages?limit=${PAGE}`);
+        if (this.closed) return;
+        this.state = loadHistory(this.state, page.items, this.state.hasMore || page.has_more);
+        schedule();
+      } while (this.refreshAgain);
+    } catch { /* the live state stands */ } finally { this.refreshing = false; }
+  }
+
+  async loadOlder() {
+    const first = this.state.messages.find((m) => typeof m.id === "number" || /^\d+$/.test(String(m.id)));
+    if (!first || this.loadingOlder) return;
+    this.loadingOlder = true;
+    schedule();
+    try {
+      const page = await get(`/api/chats/${encodeURIComponent(this.chatId)}/messages?limit=${PAGE}&before=${first.id}`);
+      if (!this.closed) this.state = loadHistory(this.state, page.items, page.has_more);
+    } finally {
+      this.loadingOlder = false;
+      schedule();
+    }
+  }
+
+  setChat(chat) {
+    this.chat = chat;
+    schedule();
+  }
+
+  close() {
+    this.closed = true;
+    this.socket?.close();
+  }
+}

@@ -1,0 +1,217 @@
+// Start-up and wiring: load what the views need, follow the route, connect the
+// sidebar's and chat's actions to the API, and run the one render loop (store.js).
+import { h } from "./dom.js";
+import { get, post, patch, del, onApiError } from "./api.js";
+import { app, schedule, onRender, setChats, patchChatInList } from "./store.js";
+import { parseRoute, onRoute, go, chatPath } from "./router.js";
+import { loadMarkdown } from "./markdown-loader.js";
+import { reloadCatalog } from "./catalog.js";
+import { apply as applyTheme, toggleTheme } from "./theme.js";
+import { ChatSession } from "./chat-session.js";
+import { Sidebar } from "./views/sidebar.js";
+import { ChatView } from "./views/chat.js";
+import { SettingsView } from "./views/settings.js";
+import { FirstRunView } from "./views/firstrun.js";
+import { mountToasts, toast } from "./views/toast.js";
+import { openShortcuts, openChatSettings } from "./views/dialogs.js";
+import { installShortcuts } from "./shortcuts.js";
+
+const root = document.getElementById("app");
+const mainEl = h("main", { class: "main", id: "main" });
+let view = null;          // the view shown in <main>
+let firstSend = null;     // {chatId, text}: a new chat's first message, sent once it opens
+
+// -- chats list -----------------------------------------------------------------
+
+let chatsLoading = null;
+let chatsAgain = false;
+/** Reload the chat list; calls made while one is in flight collapse into one more. */
+async function refreshChats() {
+  if (chatsLoading) { chatsAgain = true; return chatsLoading; }
+  chatsLoading = (async () => {
+    try {
+      do {
+        chatsAgain = false;
+        const page = await get("/api/chats?limit=50");
+        setChats(page.items, page.next_cursor);
+      } while (chatsAgain);
+    } catch { /* shown by onApiError */ } finally { chatsLoading = null; }
+  })();
+  return chatsLoading;
+}
+
+async function moreChats() {
+  if (!app.chatsCursor) return;
+  const page = await get(`/api/chats?limit=50&cursor=${encodeURIComponent(app.chatsCursor)}`);
+  setChats(page.items, page.next_cursor, true);
+}
+
+// -- actions --------------------------------------------------------------------
+
+const actions = {
+  newChat() {
+    closeSidebar();
+    if (app.route.name === "new") view?.focus?.();
+    else go("/");
+  },
+  open(id) { go(chatPath(id)); },
+  settings() { closeSidebar(); go("/settings"); },
+  toggleTheme() { toggleTheme(); schedule(); },
+  help: openShortcuts,
+  more: moreChats,
+
+  async rename(id, title) {
+    try {
+      const chat = await patch(`/api/chats/${encodeURIComponent(id)}`, { title });
+      patchChatInList(id, { title: chat.title });
+      const s = app.session;
+      if (s?.chatId === id) { s.state = { ...s.state, title: chat.title }; s.setChat({ ...s.chat, title: chat.title }); }
+    } catch (err) { toast(err.message); }
+  },
+
+  async pin(id, pinned) {
+    try {
+      await patch(`/api/chats/${encodeURIComponent(id)}`, { pinned });
+      patchChatInList(id, { pinned });
+    } catch (err) { toast(err.message); }
+  },
+
+  async remove(id) {
+    const chat = app.chats.find((c) => c.id === id);
+    try { await del(`/api/chats/${encodeURIComponent(id)}`); } catch (err) { toast(err.message); return; }
+    const wasOpen = app.route.name === "chat" && app.route.chatId === id;
+    setChats(app.chats.filter((c) => c.id !== id));
+    if (wasOpen) go("/");
+    toast(`Deleted “${chat?.title || "New chat"}”.`, {
+      action: "Undo", ms: 8000,
+      onAction: async () => {
+        try {
+          await post(`/api/chats/${encodeURIComponent(id)}/restore`);
+          await refreshChats();
+          if (wasOpen) go(chatPath(id));
+        } catch (err) { toast(err.message); }
+      },
+    });
+  },
+
+  async createAndSend(text) {
+    const body = {};
+    if (view?.draftModel) body.model_id = view.draftModel;
+    try {
+      const chat = await post("/api/chats", body);
+      firstSend = { chatId: chat.id, text };
+      setChats([chat, ...app.chats]);
+      go(chatPath(chat.id));
+      return true;
+    } catch (err) {
+      toast(err.message, { ms: 8000 });
+      return false;
+    }
+  },
+
+  async setModel(chatId, modelId) {
+    try {
+      const chat = await patch(`/api/chats/${encodeURIComponent(chatId)}`, { model_id: modelId });
+      if (app.session?.chatId === chatId) app.session.setChat(chat);
+      patchChatInList(chatId, { model_id: chat.model_id });
+    } catch (err) { toast(err.message); }
+  },
+
+  openChatSettings() {
+    const s = app.session;
+    if (s?.chat) openChatSettings(s.chat, (chat) => s.setChat(chat));
+  },
+  closeSidebar() { closeSidebar(); },
+  openSidebar() { root.classList.add("sidebar-open"); sidebar.el.querySelector("a, button")?.focus(); },
+};
+
+function closeSidebar() { root.classList.remove("sidebar-open"); }
+
+const sessionHooks = {
+  onTitle: (id, title) => patchChatInList(id, { title }),
+  onActivity: (id, running) => {
+    patchChatInList(id, { running });
+    if (!running) refreshChats(); // the finished chat moves up the list
+  },
+  onGone: (id) => {
+    toast("This chat was deleted.");
+    setChats(app.chats.filter((c) => c.id !== id));
+    if (app.route.chatId === id) go("/");
+  },
+};
+
+// -- routing --------------------------------------------------------------------
+
+function setView(next) {
+  view = next;
+  mainEl.replaceChildren(next.el);
+  schedule();
+}
+
+async function show(route) {
+  app.route = route;
+  closeSidebar();
+  if (route.name !== "chat" || app.session?.chatId !== route.chatId) {
+    app.session?.close();
+    app.session = null;
+  }
+  if (route.name === "settings") {
+    setView(new SettingsView({ close: () => history.length > 1 ? history.back() : go("/") }));
+  } else if (route.name === "chat") {
+    if (app.session) return schedule();
+    const session = new ChatSession(route.chatId, sessionHooks);
+    app.session = session;
+    setView(new ChatView(session, actions));
+    patchChatInList(route.chatId, { unread: false }); // opening the socket marks it read
+    await session.open();
+    if (firstSend?.chatId === route.chatId && app.session === session) {
+      const { text } = firstSend;
+      firstSend = null;
+      session.send(text);
+    }
+    focusComposer();
+  } else if (app.providers && !app.providers.length) {
+    setView(new FirstRunView({ done: () => { setView(new ChatView(null, actions)); view.focus(); } }));
+  } else {
+    setView(new ChatView(null, actions));
+    focusComposer();
+  }
+}
+
+/** Put the cursor in the message box, unless the person is typing somewhere else (a rename). */
+function focusComposer() {
+  const el = document.activeElement;
+  if (el && el !== document.body && /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName) && !el.classList.contains("composer-input")) return;
+  view?.focus?.();
+}
+
+// -- start ----------------------------------------------------------------------
+
+const sidebar = new Sidebar(actions);
+const signedOut = h("div", { class: "notice error banner", role: "alert", hidden: true },
+  "Numi was restarted or this page lost its sign-in. Open Numi again from its window or tray (or the address it printed) to continue.");
+
+onApiError((err) => {
+  if (err.status === 401 && !app.signedOut) { app.signedOut = true; signedOut.hidden = false; }
+});
+
+onRender(() => {
+  sidebar.render();
+  view?.render();
+});
+
+async function start() {
+  applyTheme();
+  root.replaceChildren(signedOut, h("div", { class: "shell" }, sidebar.el, h("div", { class: "scrim", onclick: closeSidebar }), mainEl));
+  mountToasts(document.body);
+  installShortcuts(actions, () => app.session, () => view, sidebar);
+  // History and the list are useful even when the catalog fails to load, so neither waits for the other.
+  await Promise.allSettled([loadMarkdown(), reloadCatalog(), refreshChats()]);
+  onRoute(show);
+  await show(parseRoute());
+  // The list may be stale after the window was hidden (other chats finished meanwhile).
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) refreshChats(); });
+  window.addEventListener("focus", () => refreshChats());
+}
+
+start();

@@ -1,0 +1,75 @@
+// renderMarkdown lives in web/js/markdown.js (marked + DOMPurify, vendored). It is
+// loaded once at start; if it is missing or broken the UI still works and shows
+// model text as plain text, which is always safe.
+let render = null;
+
+export async function loadMarkdown() {
+  try {
+    const mod = await import("../js/markdown.js");
+    render = typeof mod.renderMarkdown === "function" ? mod.renderMarkdown : null;
+  } catch (err) {
+    console.warn("Markdown renderer unavailable; showing plain text.", err);
+    render = null;
+  }
+}
+
+export const hasMarkdown = () => render !== null;
+
+/**
+ * Put `text` into `el` as sanitized Markdown (or as plain text without a renderer),
+ * then finish it: copy buttons on code blocks, links that open outside, and remote
+ * images shown as links (the CSP would block them anyway; a person chooses to open).
+ */
+export function fillMarkdown(el, text) {
+  if (!render) {
+    el.textContent = text;
+    el.classList.add("plain");
+    return;
+  }
+  // renderMarkdown sanitizes with DOMPurify: this is the one innerHTML in the app.
+  el.innerHTML = render(text);
+  decorate(el);
+}
+
+function decorate(root) {
+  for (const a of root.querySelectorAll("a[href]")) {
+    a.target = "_blank";
+    a.rel = "noopener noreferrer";
+  }
+  for (const img of root.querySelectorAll("img")) {
+    const src = img.getAttribute("src") || "";
+    if (/^(data:|blob:)/i.test(src)) continue;
+    // The sanitizer dropped this image's address (a raw remote <img>): nothing to
+    // open, and an empty href would point at this page itself.
+    if (!src.trim()) { img.replaceWith(img.getAttribute("alt") || ""); continue; }
+    const link = document.createElement("a");
+    link.href = src;
+    link.target = "_blank";
+    link.rel = "noopener noreferrer";
+    link.className = "remote-image";
+    link.textContent = `🖼 ${img.getAttribute("alt") || "image"} (opens ${safeHost(src)})`;
+    img.replaceWith(link);
+  }
+  for (const pre of root.querySelectorAll("pre")) {
+    if (pre.parentElement?.classList.contains("code-wrap")) continue;
+    const wrap = document.createElement("div");
+    wrap.className = "code-wrap";
+    const lang = (pre.querySelector("code")?.className.match(/language-([\w+-]+)/) || [])[1];
+    const bar = document.createElement("div");
+    bar.className = "code-bar";
+    const label = document.createElement("span");
+    label.textContent = lang || "code";
+    const btn = document.createElement("button");
+    btn.type = "button";
+    btn.className = "code-copy";
+    btn.textContent = "Copy";
+    btn.setAttribute("aria-label", "Copy code");
+    bar.append(label, btn);
+    pre.replaceWith(wrap);
+    wrap.append(bar, pre);
+  }
+}
+
+function safeHost(src) {
+  try { return new URL(src, location.href).host || "link"; } catch { return "link"; }
+}

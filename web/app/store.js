@@ -1,0 +1,57 @@
+// The app's shared state and its one render loop. Anything that changes state
+// calls schedule(); the views re-render at most once per animation frame, and
+// when nothing changes no frame is requested at all (an idle page does no work).
+
+export const app = {
+  route: { name: "new" },
+  chats: [],            // GET /api/chats items, newest activity first
+  chatsCursor: null,
+  chatsVersion: 0,      // bumped on every change, so the sidebar knows when to redraw
+  providers: null,      // null until loaded
+  models: [],
+  settings: null,
+  suggestions: null,    // GET /api/providers/suggestions, loaded when needed
+  session: null,        // the open ChatSession (chat-session.js), or null
+  signedOut: false,     // a 401: the cookie no longer matches the running server
+  theme: "system",
+};
+
+const renderers = [];
+let frame = 0;
+
+export function onRender(fn) { renderers.push(fn); }
+
+export function schedule() {
+  if (frame) return;
+  frame = requestAnimationFrame(() => {
+    frame = 0;
+    for (const fn of renderers) fn();
+  });
+}
+
+export function setChats(items, cursor, append = false) {
+  const next = append ? app.chats.concat(items) : items;
+  // A refresh that changes nothing (the usual case on window focus) draws nothing.
+  if ((cursor === undefined || cursor === app.chatsCursor) && JSON.stringify(next) === JSON.stringify(app.chats)) return;
+  app.chats = next;
+  if (cursor !== undefined) app.chatsCursor = cursor;
+  app.chatsVersion += 1;
+  schedule();
+}
+
+export function patchChatInList(id, changes) {
+  const i = app.chats.findIndex((c) => c.id === id);
+  if (i < 0) return;
+  // Unchanged values do not redraw the list (a redraw mid double-click would eat it).
+  if (Object.entries(changes).every(([k, v]) => app.chats[i][k] === v)) return;
+  app.chats = app.chats.slice();
+  app.chats[i] = { ...app.chats[i], ...changes };
+  app.chatsVersion += 1;
+  schedule();
+}
+
+export function modelLabel(id) {
+  if (!id) return "no model";
+  const m = app.models.find((x) => x.id === id);
+  return m ? m.label || m.api_model : id;
+}

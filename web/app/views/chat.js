@@ -1,0 +1,210 @@
+// The chat view: header (title, model, chat settings), the messages, notices,
+// approvals, and the composer. It renders from a ChatSession's reducer state and
+// reuses one MessageView per message, so a frame only touches what changed.
+import { h } from "../dom.js";
+import { app, modelLabel } from "../store.js";
+import { MessageView, errorText } from "./message.js";
+import { Composer } from "./composer.js";
+import { approvalCard } from "./approval.js";
+
+export class ChatView {
+  /**
+   * @param session a ChatSession, or null for a new chat not saved yet
+   * @param actions {{createAndSend(text), setModel(chatId, modelId), openChatSettings(), openSidebar()}}
+   */
+  constructor(session, actions) {
+    this.session = session;
+    this.actions = actions;
+    this.views = new Map();
+    this.dismissedNotice = null;
+    this.key = "";
+
+    this.title = h("h1", { class: "chat-title", id: "chat-title" });
+    this.modelSelect = h("select", { class: "model-select", "aria-label": "Model for this chat", onchange: () => this._pickModel() });
+    this.status = h("span", { class: "conn", role: "status" });
+    this.header = h("header", { class: "chat-header" },
+      h("button", { type: "button", class: "ghost icon-btn only-narrow", "aria-label": "Show chats", onclick: () => actions.openSidebar() }, "☰"),
+      this.title, this.status, h("span", { class: "spacer" }), this.modelSelect,
+      h("button", { type: "button", class: "ghost", "aria-label": "Chat settings: system prompt, temperature, reasoning", onclick: () => actions.openChatSettings(), hidden: !session }, "Chat settings"));
+
+    this.older = h("button", { type: "button", class: "ghost older", hidden: true, onclick: () => session?.loadOlder() }, "Show earlier messages");
+    this.list = h("div", { class: "messages" });
+    this.pending = h("div", { class: "pending" });
+    this.approvals = h("div", { class: "approvals" });
+    this.notice = h("div", { class: "notice-slot" });
+    this.empty = h("div", { class: "empty", hidden: true },
+      h("h2", {}, "What's on your mind?"), h("p", { class: "hint" }, "Your chats stay on this computer. Press ? for shortcuts."));
+    this.scroller = h("div", { class: "scroller" },
+      h("div", { class: "thread", "aria-labelledby": "chat-title" }, this.older, this.empty, this.list, this.pending, this.approvals, this.notice));
+    this.composer = new Composer({
+      send: (text) => this._send(text),
+      stop: () => session?.stop(),
+      discard: (id) => session?.discardQueued(id),
+    });
+    this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header, this.scroller, this.composer.el);
+    this.msgActions = {
+      edit: (id, text) => session.edit(id, text),
+      regenerate: (id) => session.regenerate(id),
+      continueReply: () => session.continueReply(),
+    };
+  }
+
+  _send(text) {
+    if (!this.session) return this.actions.createAndSend(text);
+    this.session.send(text);
+    return true;
+  }
+
+  _pickModel() {
+    const id = this.modelSelect.value || null;
+    if (this.session) this.actions.setModel(this.session.chatId, id);
+    else this.draftModel = id;
+  }
+
+  focus() { this.composer.focus(); }
+
+  render() {
+    const s = this.session;
+    const state = s?.state;
+    // Skip the frame when none of the inputs changed (compared by identity).
+    const parts = [state, s?.connection, s?.chat, s?.loaded, s?.loadError, s?.loadingOlder, app.models, app.settings, this.dismissedNotice];
+    if (this.lastParts && parts.every((p, i) => p === this.lastParts[i])) return;
+    this.lastParts = parts;
+
+    const nearBottom = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 120;
+    this._renderHeader();
+    if (!s) {
+      this.empty.hidden = false;
+      this.composer.update({ running: false, queue: [], disabled: !app.models.length,
+        note: app.models.length ? "" : "Add a model in Settings to start." });
+      return;
+    }
+    if (s.loadError) {
+      this.empty.hidden = false;
+      this.empty.replaceChildren(h("h2", {}, "This chat could not be opened"), h("p", {}, s.loadError.message));
+      this.composer.update({ running: false, disabled: true });
+      return;
+    }
+    if (!s.loaded) return;
+    this._renderMessages(state, s.running);
+    this._renderPending(state);
+    this._renderApprovals(state);
+    this._renderNotice(state, s.running);
+    this.older.hidden = !state.hasMore;
+    this.older.disabled = !!s.loadingOlder;
+    this.older.textContent = s.loadingOlder ? "Loading…" : "Show earlier messages";
+    this.empty.hidden = state.messages.length > 0 || state.pending.length > 0;
+    const model = s.chat?.model_id;
+    this.composer.update({
+      running: s.running, queue: state.queue, disabled: false,
+      note: !model && !app.settings?.default_model_id ? "This chat has no model: pick one above." : "",
+    });
+    if (nearBottom) this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  _renderHeader() {
+    const s = this.session;
+    this.title.textContent = s ? (s.title || "New chat") : "New chat";
+    document.title = s?.title ? `${s.title} — Numi` : "Numi";
+    const conn = s?.connection;
+    this.status.textContent = !s || conn === "open" || !s.loaded ? "" : conn === "reconnecting" ? "Reconnecting…" : conn === "gone" ? "This chat was deleted" : "Connecting…";
+    const current = s ? s.chat?.model_id || "" : (this.draftModel ?? app.settings?.default_model_id ?? "");
+    const key = app.models.map((m) => m.id + m.label).join() + "|" + current;
+    if (key !== this.modelKey) {
+      this.modelKey = key;
+      const opts = app.models.map((m) => h("option", { value: m.id, selected: m.id === current }, m.label || m.api_model));
+      if (!current || !app.models.some((m) => m.id === current)) {
+        opts.unshift(h("option", { value: "", selected: true }, current ? `${current} (removed)` : "Default model"));
+      }
+      this.modelSelect.replaceChildren(...opts);
+    }
+  }
+
+  _renderMessages(state, busy) {
+    // A reply streaming right now has no model id yet: the chat's model is writing it.
+    const chatModel = state.turn?.modelId || this.session.chat?.model_id || app.settings?.default_model_id;
+    const toolResults = new Map();
+    const callIds = new Set();
+    let lastAssistant = null;
+    for (const m of state.messages) {
+      if (m.role === "tool" && m.toolCallId) toolResults.set(m.toolCallId, m);
+      if (m.role === "assistant") { lastAssistant = m; for (const c of m.toolCalls || []) callIds.add(c.id); }
+    }
+    const waiting = new Set(state.approvals.map((a) => a.call_id));
+    // Queued messages are answered after the running reply, so they are shown after it.
+    const order = state.messages.some((m) => m.status === "queued")
+      ? [...state.messages.filter((m) => m.status !== "queued"), ...state.messages.filter((m) => m.status === "queued")]
+      : state.messages;
+    let prev = null;
+    const live = new Set();
+    for (const m of order) {
+      // A tool result shows inside its call's row; only orphans get a bubble.
+      if (m.role === "tool" && callIds.has(m.toolCallId)) continue;
+      let view = this.views.get(m.id);
+      if (!view || view.role !== m.role) {
+        view?.el.remove();
+        view = new MessageView(m, this.msgActions);
+        this.views.set(m.id, view);
+      }
+      view.update(m, { busy, lastAssistant: m === lastAssistant, toolResults, chatModel, waiting });
+      live.add(m.id);
+      // Keep DOM order equal to state order with pointer checks only.
+      const want = prev ? prev.nextSibling : this.list.firstChild;
+      if (want !== view.el) this.list.insertBefore(view.el, want);
+      prev = view.el;
+    }
+    for (const [id, view] of this.views) {
+      if (!live.has(id)) { view.el.remove(); this.views.delete(id); }
+    }
+  }
+
+  _renderPending(state) {
+    const key = state.pending.map((p) => p.requestId).join();
+    if (key === this.pendingKey) return;
+    this.pendingKey = key;
+    this.pending.replaceChildren(...state.pending.map((p) =>
+      h("article", { class: "msg user pending-msg" }, h("div", { class: "msg-meta" }, "You · sending…"), h("div", { class: "msg-body plain" }, p.content))));
+  }
+
+  _renderApprovals(state) {
+    const key = state.approvals.map((a) => a.approval_id).join();
+    if (key === this.approvalKey) return;
+    this.approvalKey = key;
+    this.approvals.replaceChildren(...state.approvals.map((a) =>
+      approvalCard(a, (id, decision, reason) => this.session.approve(id, decision, reason))));
+  }
+
+  /** Retry after an error: answer again when nothing was written, else carry on from the text. */
+  _retry() {
+    const msgs = this.session.state.messages;
+    const last = msgs[msgs.length - 1];
+    if (last?.role === "assistant" && !last.content) this.session.regenerate(last.id);
+    else this.session.continueReply();
+  }
+
+  _renderNotice(state, running) {
+    const n = state.notice;
+    if (n === this.noticeShown) return;
+    this.noticeShown = n;
+    if (!n || n === this.dismissedNotice) { this.notice.replaceChildren(); return; }
+    const dismiss = h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Dismiss", onclick: () => { this.dismissedNotice = n; this.noticeShown = null; this.render(); } }, "✕");
+    if (n.kind === "fallback") {
+      this.notice.replaceChildren(h("div", { class: "notice info", role: "status" },
+        h("span", {}, `${modelLabel(n.from_model_id)} did not answer, so ${modelLabel(n.to_model_id)} is answering instead.`,
+          n.message ? h("span", { class: "hint" }, " " + n.message) : null), dismiss));
+      return;
+    }
+    // The failed reply shows this error itself (with Retry/Continue): no second copy below it.
+    const last = [...state.messages].reverse().find((m) => m.role === "assistant");
+    const lastUser = [...state.messages].reverse().find((m) => m.role === "user");
+    if (last && (!lastUser || Number(last.id) > Number(lastUser.id)) && errorText(last.error) === n.message) {
+      this.notice.replaceChildren();
+      return;
+    }
+    const canRetry = !running && !["cancelled", "bad_request", "queue_full", "busy"].includes(n.code);
+    this.notice.replaceChildren(h("div", { class: "notice error", role: "alert" },
+      h("span", {}, errorText(n) || "Something went wrong."),
+      canRetry ? h("button", { type: "button", class: "ghost accent", onclick: () => this._retry() }, "Retry") : null,
+      dismiss));
+  }
+}

@@ -1,0 +1,73 @@
+// Modal sheets built on <dialog>: it traps focus, closes on Esc and gives focus back.
+import { h } from "../dom.js";
+import { patch } from "../api.js";
+import { toast } from "./toast.js";
+
+function sheet(title, ...body) {
+  const d = h("dialog", { class: "sheet", "aria-label": title },
+    h("div", { class: "sheet-head" }, h("h2", {}, title),
+      h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Close", onclick: () => d.close() }, "✕")),
+    ...body);
+  d.addEventListener("close", () => d.remove());
+  // A click on the backdrop (the dialog box itself, outside its content) closes it.
+  d.addEventListener("click", (e) => { if (e.target === d) d.close(); });
+  document.body.append(d);
+  d.showModal();
+  return d;
+}
+
+const SHORTCUTS = [
+  ["Enter", "Send (queues while a reply is running)"],
+  ["Shift + Enter", "New line"],
+  ["Esc", "Stop the reply / close a dialog"],
+  ["Ctrl/⌘ + N", "New chat"],
+  ["Ctrl/⌘ + ,", "Settings"],
+  ["Ctrl/⌘ + Shift + L", "Switch light / dark"],
+  ["/", "Focus the message box"],
+  ["Alt + ↑ / ↓", "Previous / next chat"],
+  ["?", "This sheet"],
+];
+
+export function openShortcuts() {
+  if (document.querySelector("dialog.shortcuts")) return;
+  const d = sheet("Keyboard shortcuts",
+    h("dl", { class: "keys" }, ...SHORTCUTS.flatMap(([k, v]) => [h("dt", {}, ...k.split(" + ").flatMap((x, i) => [i ? " + " : null, h("kbd", {}, x)])), h("dd", {}, v)])));
+  d.classList.add("shortcuts");
+}
+
+/** System prompt, temperature and reasoning effort of one chat (PATCH /api/chats/{id}). */
+export function openChatSettings(chat, onSaved) {
+  const p = chat.params || {};
+  const prompt = h("textarea", { id: "cs-prompt", rows: 6, maxlength: 8000, value: chat.system_prompt || "", placeholder: "e.g. Answer briefly. Use British spelling." });
+  const tempOn = h("input", { type: "checkbox", id: "cs-temp-on", checked: p.temperature != null });
+  const temp = h("input", { type: "range", id: "cs-temp", min: 0, max: 2, step: 0.1, value: p.temperature ?? 1, disabled: p.temperature == null });
+  const tempOut = h("output", { for: "cs-temp" }, String(p.temperature ?? 1));
+  temp.addEventListener("input", () => { tempOut.textContent = temp.value; });
+  tempOn.addEventListener("change", () => { temp.disabled = !tempOn.checked; });
+  const effort = h("select", { id: "cs-effort" },
+    ...[["", "Model default"], ["off", "Off"], ["low", "Low"], ["medium", "Medium"], ["high", "High"]]
+      .map(([v, t]) => h("option", { value: v, selected: (p.reasoning_effort || "") === v }, t)));
+  const err = h("div", { class: "field-error", role: "alert" });
+  const form = h("form", { class: "chat-settings" },
+    h("div", { class: "field" }, h("label", { for: "cs-prompt" }, "System prompt"), prompt),
+    h("div", { class: "field" }, h("label", { for: "cs-temp" }, h("span", {}, tempOn, " Temperature "), tempOut), temp,
+      h("div", { class: "hint" }, "Lower is steadier, higher is more varied. Unchecked: the model's default.")),
+    h("div", { class: "field" }, h("label", { for: "cs-effort" }, "Reasoning effort"), effort),
+    err,
+    h("div", { class: "form-row" }, h("button", { type: "submit", class: "primary" }, "Save")));
+  const d = sheet("Chat settings", form);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const updated = await patch(`/api/chats/${encodeURIComponent(chat.id)}`, {
+        system_prompt: prompt.value,
+        params: { temperature: tempOn.checked ? Number(temp.value) : null, reasoning_effort: effort.value || null },
+      });
+      onSaved(updated);
+      toast("Chat settings saved.");
+      d.close();
+    } catch (e2) {
+      err.textContent = e2.fields ? Object.values(e2.fields).join(" ") : e2.message;
+    }
+  });
+}

@@ -1,0 +1,195 @@
+// One message bubble. It keeps its own DOM and only patches what changed, so a
+// streaming reply touches just its own tail (see stream-render.js).
+import { h, copyText, replaceChildren } from "../dom.js";
+import { StreamRenderer } from "../stream-render.js";
+import { ToolCallRow } from "./tool-call.js";
+import { modelLabel } from "../store.js";
+import { toast } from "./toast.js";
+
+const CUT_OFF = new Set(["interrupted", "cancelled", "error"]);
+const STATUS_TEXT = {
+  streaming: "writing…", queued: "queued", cancelled: "stopped", interrupted: "interrupted", error: "failed",
+};
+
+export function errorText(error) {
+  if (!error) return "";
+  if (typeof error === "string") return error;
+  return error.message || error.code || JSON.stringify(error);
+}
+
+function usageChips(u) {
+  if (!u) return [];
+  const chips = [];
+  const est = u.estimated ? "≈" : "";
+  if (u.input_tokens || u.output_tokens) {
+    chips.push([`${est}${u.input_tokens ?? 0} → ${est}${u.output_tokens ?? 0} tok`, "input → output tokens" + (u.reasoning_tokens ? `, ${u.reasoning_tokens} reasoning` : "")]);
+  }
+  if (u.ttft_ms != null) chips.push([`${(u.ttft_ms / 1000).toFixed(2)} s to first token`, "time to first token"]);
+  if (u.tokens_per_s) chips.push([`${Number(u.tokens_per_s).toFixed(1)} tok/s`, "output speed"]);
+  if (u.cost != null) chips.push([`$${Number(u.cost).toFixed(u.cost < 0.01 ? 4 : 3)}`, "cost from the model's catalog prices"]);
+  return chips;
+}
+
+export class MessageView {
+  /** @param actions {{edit(id, text), regenerate(id), continueReply(), canAct(): boolean}} */
+  constructor(msg, actions) {
+    this.actions = actions;
+    this.id = msg.id;
+    this.role = msg.role;
+    this.msg = null;
+    this.sig = "";
+    this.editing = false;
+    this.toolRows = new Map();
+    this.el = h("article", { class: `msg ${msg.role}`, dataset: { id: String(msg.id) } });
+    if (msg.role === "assistant") this._buildAssistant();
+    else this._buildPlain();
+  }
+
+  _buildAssistant() {
+    this.meta = h("div", { class: "msg-meta" });
+    this.reasoningText = h("div", { class: "reasoning-body" });
+    this.reasoningSummary = h("summary", {}, "Reasoning");
+    this.reasoning = h("details", { class: "reasoning", hidden: true }, this.reasoningSummary, this.reasoningText);
+    this.reasoningShown = "";
+    // Announced once per message when it finishes: aria-busy holds it back while streaming.
+    this.body = h("div", { class: "msg-body md", "aria-live": "polite" });
+    this.renderer = new StreamRenderer(this.body);
+    this.tools = h("div", { class: "tool-calls" });
+    this.error = h("div", { class: "msg-error", role: "note", hidden: true });
+    this.usage = h("div", { class: "msg-usage" });
+    this.bar = h("div", { class: "msg-actions" });
+    this.el.append(this.meta, this.reasoning, this.body, this.tools, this.error, this.usage, this.bar);
+  }
+
+  _buildPlain() {
+    this.meta = h("div", { class: "msg-meta" });
+    this.body = h("div", { class: "msg-body plain" });
+    this.error = h("div", { class: "msg-error", role: "note", hidden: true });
+    this.bar = h("div", { class: "msg-actions" });
+    this.el.append(this.meta, this.body, this.error, this.bar);
+  }
+
+  /** ctx: {busy, lastAssistant, toolResults: Map(callId → tool message)} */
+  update(msg, ctx) {
+    const sig = [msg.status, msg.content?.length, msg.reasoning?.length, msg.toolCalls?.length,
+      (msg.toolCalls || []).map((c) => `${c.state}${c.ok}${c.output?.length}${ctx.waiting?.has(c.id)}`).join(","),
+      !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing].join("|");
+    this.lastCtx = ctx;
+    if (msg === this.msg && sig === this.sig) return;
+    this.msg = msg;
+    this.sig = sig;
+    if (this.editing) return; // keep the editor as the person left it
+    if (msg.role === "assistant") this._updateAssistant(msg, ctx);
+    else this._updatePlain(msg, ctx);
+  }
+
+  _updateAssistant(msg, ctx) {
+    const streaming = msg.status === "streaming";
+    this.el.dataset.status = msg.status || "";
+    this.meta.textContent = [modelLabel(msg.modelId || ctx.chatModel), STATUS_TEXT[msg.status]].filter(Boolean).join(" · ");
+    this.body.setAttribute("aria-busy", streaming ? "true" : "false");
+    this.renderer.update(msg.content || "", !streaming);
+    this.body.hidden = !msg.content && !streaming;
+    this._updateReasoning(msg.reasoning || "", streaming && !msg.content);
+    this._updateTools(msg.toolCalls || [], ctx.toolResults, ctx.waiting);
+    const err = errorText(msg.error);
+    this.error.hidden = !err;
+    this.error.textContent = err;
+    // A stop is the person's own doing: say so quietly, not as a failure.
+    this.error.classList.toggle("quiet", msg.status === "cancelled");
+    this.usage.replaceChildren(...usageChips(msg.usage).map(([text, title]) => h("span", { class: "chip", title }, text)));
+    const can = !ctx.busy && !streaming;
+    replaceChildren(this.bar,
+      msg.content ? h("button", { type: "button", class: "ghost", "aria-label": "Copy reply", onclick: () => this._copy() }, "Copy") : null,
+      can ? h("button", { type: "button", class: "ghost", "aria-label": "Regenerate this reply", onclick: () => this.actions.regenerate(msg.id) }, "Regenerate") : null,
+      // A cut-off reply with text can be continued; one that failed before writing anything is asked again.
+      can && ctx.lastAssistant && CUT_OFF.has(msg.status)
+        ? (msg.content
+          ? h("button", { type: "button", class: "ghost accent", "aria-label": "Continue this reply", onclick: () => this.actions.continueReply() }, "Continue")
+          : h("button", { type: "button", class: "ghost accent", "aria-label": "Retry this reply", onclick: () => this.actions.regenerate(msg.id) }, "Retry"))
+        : null,
+    );
+  }
+
+  _updateReasoning(text, thinking) {
+    this.reasoning.hidden = !text;
+    if (text === this.reasoningShown && thinking === this.wasThinking) return;
+    this.wasThinking = thinking;
+    if (!text) return;
+    this.reasoningSummary.textContent = thinking ? "Thinking…" : `Reasoning · ${text.split(/\s+/).length} words`;
+    // Append only the new part: O(new text) while it streams.
+    if (text.startsWith(this.reasoningShown) && this.reasoningShown) {
+      const delta = text.slice(this.reasoningShown.length);
+      if (delta) this.reasoningText.append(delta);
+    } else {
+      this.reasoningText.textContent = text;
+    }
+    this.reasoningShown = text;
+  }
+
+  _updateTools(calls, results, waiting) {
+    const seen = new Set();
+    for (const call of calls) {
+      let row = this.toolRows.get(call.id);
+      if (!row) {
+        row = new ToolCallRow();
+        this.toolRows.set(call.id, row);
+        this.tools.append(row.el);
+      }
+      row.update(waiting?.has(call.id) ? { ...call, state: "approval" } : call, results?.get(call.id));
+      seen.add(call.id);
+    }
+    for (const [id, row] of this.toolRows) {
+      if (!seen.has(id)) { row.el.remove(); this.toolRows.delete(id); }
+    }
+  }
+
+  _updatePlain(msg, ctx) {
+    this.el.dataset.status = msg.status || "";
+    const label = msg.role === "user" ? "You" : msg.role === "tool" ? "Tool result" : "System";
+    this.meta.textContent = [label, STATUS_TEXT[msg.status]].filter(Boolean).join(" · ");
+    this.body.textContent = msg.content || "";
+    const err = errorText(msg.error);
+    this.error.hidden = !err;
+    this.error.textContent = err;
+    if (msg.role !== "user") { this.bar.replaceChildren(); return; }
+    const saved = !msg.pending && msg.status !== "queued";
+    replaceChildren(this.bar,
+      h("button", { type: "button", class: "ghost", "aria-label": "Copy message", onclick: () => this._copy() }, "Copy"),
+      saved && !ctx.busy ? h("button", { type: "button", class: "ghost", "aria-label": "Edit this message", onclick: () => this._startEdit() }, "Edit") : null,
+    );
+  }
+
+  async _copy() {
+    if (await copyText(this.msg?.content || "")) toast("Copied.");
+  }
+
+  _startEdit() {
+    this.editing = true;
+    const area = h("textarea", { class: "edit-area", value: this.msg.content || "", "aria-label": "Edit message", rows: 3 });
+    const done = (save) => {
+      this.editing = false;
+      const text = area.value;
+      editor.remove();
+      this.body.hidden = false;
+      this.bar.hidden = false;
+      this.sig = "";
+      if (save && text.trim() && text !== this.msg.content) this.actions.edit(this.msg.id, text);
+      this.update(this.msg, this.lastCtx || { busy: false });
+    };
+    area.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); done(true); }
+      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); done(false); }
+    });
+    const editor = h("div", { class: "editor" }, area,
+      h("div", { class: "editor-bar" },
+        h("span", { class: "hint" }, "Saving reruns the chat from here; later messages are discarded."),
+        h("button", { type: "button", class: "ghost", onclick: () => done(false) }, "Cancel"),
+        h("button", { type: "button", class: "primary", onclick: () => done(true) }, "Save & send")));
+    this.body.hidden = true;
+    this.bar.hidden = true;
+    this.body.after(editor);
+    area.focus();
+    area.setSelectionRange(area.value.length, area.value.length);
+  }
+}

@@ -1,0 +1,63 @@
+// "Add a provider" form, shared by Settings and the first-run screen. Field
+// errors from a 422 are shown next to their fields; the key goes to the OS keyring.
+import { h } from "../dom.js";
+import { post } from "../api.js";
+import { KIND_LABEL, BASE_URL_HINT } from "../catalog.js";
+
+let uid = 0;
+
+export function providerForm({ onAdded, submitLabel = "Add provider", kind = "openai_compatible" }) {
+  const id = (n) => `pf${uid}-${n}`;
+  uid += 1;
+  const field = (name, label, input, help) => {
+    input.id = id(name);
+    const err = h("div", { class: "field-error", id: id(name) + "-err", role: "alert" });
+    input.setAttribute("aria-describedby", err.id);
+    errors[name] = err;
+    return h("div", { class: "field" }, h("label", { for: input.id }, label), input, help ? h("div", { class: "hint" }, help) : null, err);
+  };
+  const errors = {};
+  const kindSel = h("select", {}, ...Object.entries(KIND_LABEL).map(([v, t]) => h("option", { value: v, selected: v === kind }, t)));
+  const name = h("input", { type: "text", autocomplete: "off", placeholder: "e.g. Ollama", maxlength: 100 });
+  const baseUrl = h("input", { type: "url", autocomplete: "off", spellcheck: false });
+  const apiKey = h("input", { type: "password", autocomplete: "off", placeholder: "sk-…" });
+  const status = h("div", { class: "form-status", role: "status" });
+  const submit = h("button", { type: "submit", class: "primary" }, submitLabel);
+  const syncKind = () => {
+    baseUrl.placeholder = BASE_URL_HINT[kindSel.value];
+    if (!name.value || Object.values(KIND_LABEL).includes(name.dataset.auto)) {
+      const auto = kindSel.value === "openai_compatible" ? "" : KIND_LABEL[kindSel.value];
+      name.value = auto;
+      name.dataset.auto = auto;
+    }
+  };
+  kindSel.addEventListener("change", syncKind);
+  syncKind();
+  const form = h("form", { class: "provider-form", novalidate: true },
+    field("kind", "Kind", kindSel),
+    field("name", "Name", name),
+    field("base_url", "API address", baseUrl, "For OpenAI-compatible servers: the root including /v1."),
+    field("api_key", "API key", apiKey, "Kept in your system's keyring, never in Numi's files. Local servers usually need none."),
+    h("div", { class: "form-row" }, submit, status));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    Object.values(errors).forEach((el) => { el.textContent = ""; });
+    status.textContent = "Adding…";
+    submit.disabled = true;
+    const body = { kind: kindSel.value, name: name.value.trim() || KIND_LABEL[kindSel.value] };
+    if (baseUrl.value.trim()) body.base_url = baseUrl.value.trim();
+    if (apiKey.value.trim()) body.api_key = apiKey.value.trim();
+    try {
+      const provider = await post("/api/providers", body);
+      status.textContent = "";
+      apiKey.value = "";
+      await onAdded(provider, status);
+    } catch (err) {
+      status.textContent = err.fields ? "Check the fields above." : err.message;
+      for (const [k, msg] of Object.entries(err.fields || {})) if (errors[k]) errors[k].textContent = msg;
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return form;
+}

@@ -1,0 +1,200 @@
+// Settings: appearance, default model, providers (add, key, find models, enable),
+// models (capabilities, fallbacks), and the keyring / catalog.toml notices.
+// Lists redraw when their data changes; the add forms are built once, so a redraw
+// never eats what someone is typing.
+import { h } from "../dom.js";
+import { del, patch, put, post } from "../api.js";
+import { app, schedule } from "../store.js";
+import { reloadCatalog, findModels, setDefaultModel, loadSuggestions, KIND_LABEL } from "../catalog.js";
+import { providerForm } from "./provider-form.js";
+import { toast } from "./toast.js";
+import { getTheme, setTheme } from "../theme.js";
+
+export class SettingsView {
+  constructor({ close }) {
+    this.notices = h("div", { class: "notices" });
+    this.general = h("div");
+    this.providers = h("div", { class: "provider-list" });
+    this.suggest = h("div");
+    this.models = h("div", { class: "model-list" });
+    this.addModel = this._addModelForm();
+    const addProvider = providerForm({
+      onAdded: async (p, status) => {
+        status.textContent = "Looking for its models…";
+        const { added, error } = await findModels(p);
+        status.textContent = error ? `Added. ${error.message} You can add a model by name below.` : `Added with ${added.length} model${added.length === 1 ? "" : "s"}.`;
+        await reloadCatalog();
+        if (!app.settings.default_model_id && added.length) await setDefaultModel(added[0].id);
+      },
+    });
+    this.el = h("section", { class: "settings", "aria-labelledby": "settings-title" },
+      h("header", { class: "chat-header" }, h("h1", { id: "settings-title", class: "chat-title" }, "Settings"), h("span", { class: "spacer" }),
+        h("button", { type: "button", class: "ghost", "aria-label": "Close settings", onclick: close }, "Close")),
+      h("div", { class: "scroller" }, h("div", { class: "settings-body" },
+        this.notices,
+        h("h2", {}, "General"), this.general,
+        h("h2", {}, "Providers"), this.providers, this.suggest,
+        h("details", { class: "card" }, h("summary", {}, "Add a provider"), addProvider),
+        h("h2", {}, "Models"), this.models,
+        h("details", { class: "card" }, h("summary", {}, "Add a model by name"), this.addModel))));
+    this.key = null;
+  }
+
+  render() {
+    const parts = [app.providers, app.models, app.settings, app.suggestions, getTheme()];
+    if (this.key && parts.every((p, i) => p === this.key[i])) return;
+    this.key = parts;
+    if (!app.providers || !app.settings) return;
+    if (!app.providers.length && app.suggestions === null) loadSuggestions();
+    this._notices();
+    this._general();
+    this._providers();
+    this._models();
+    this._refreshModelForm();
+  }
+
+  _notices() {
+    const out = [];
+    const kr = app.settings.keyring;
+    if (kr && kr.available === false) {
+      out.push(h("div", { class: "notice warn", role: "note" },
+        h("strong", {}, "No system keyring. "),
+        kr.reason || "API keys you enter are kept in memory for this run only and must be entered again after a restart."));
+    }
+    const ce = app.settings.catalog?.error;
+    if (ce) {
+      out.push(h("div", { class: "notice error", role: "alert" },
+        h("strong", {}, `catalog.toml${ce.line ? ` line ${ce.line}` : ""}: `), ce.message,
+        h("div", { class: "hint" }, `Numi keeps using the last good catalog until the file is fixed (${app.settings.catalog.path || "catalog.toml"}).`)));
+    }
+    this.notices.replaceChildren(...out);
+  }
+
+  _general() {
+    const theme = h("select", { id: "set-theme", onchange: () => { setTheme(theme.value); schedule(); } },
+      ...[["system", "Follow the system"], ["light", "Light"], ["dark", "Dark"]].map(([v, t]) => h("option", { value: v, selected: getTheme() === v }, t)));
+    const def = h("select", {
+      id: "set-default", onchange: async () => {
+        try { await setDefaultModel(def.value || null); toast("Default model saved."); } catch (err) { toast(err.message); }
+      },
+    }, h("option", { value: "" }, "— none —"), ...app.models.map((m) => h("option", { value: m.id, selected: m.id === app.settings.default_model_id }, `${m.label} · ${this._providerName(m.provider_id)}`)));
+    this.general.replaceChildren(
+      h("div", { class: "field inline" }, h("label", { for: "set-theme" }, "Theme"), theme),
+      h("div", { class: "field inline" }, h("label", { for: "set-default" }, "Default model for new chats"), def));
+  }
+
+  _providerName(id) {
+    return app.providers.find((p) => p.id === id)?.name || id;
+  }
+
+  _providers() {
+    if (!app.providers.length) {
+      this.providers.replaceChildren(h("p", { class: "hint" }, "No providers yet. Add one below, or use a server running on this computer."));
+    } else {
+      this.providers.replaceChildren(...app.providers.map((p) => this._providerCard(p)));
+    }
+    const s = app.suggestions || [];
+    this.suggest.replaceChildren(...(!app.providers.length && s.length ? [h("h3", {}, "Found on this computer"),
+      ...s.map((x) => h("div", { class: "card row" }, h("span", {}, h("strong", {}, x.name), " ", h("code", {}, x.base_url), ` · ${x.models.length} models`),
+        h("button", { type: "button", class: "primary", onclick: () => this._useSuggestion(x) }, "Use")))] : []));
+  }
+
+  async _useSuggestion(x) {
+    try {
+      const p = await post("/api/providers", { kind: x.kind, name: x.name, base_url: x.base_url });
+      const { added } = await findModels(p, x.models);
+      await reloadCatalog();
+      if (!app.settings.default_model_id && added.length) await setDefaultModel(added[0].id);
+      toast(`${x.name} added.`);
+    } catch (err) { toast(err.message); }
+  }
+
+  _providerCard(p) {
+    const keyInput = h("input", { type: "password", autocomplete: "off", placeholder: p.has_key ? "Replace the key…" : "Paste the API key…", "aria-label": `API key for ${p.name}` });
+    const act = (fn, done) => async () => {
+      try { await fn(); await reloadCatalog(); if (done) toast(done); } catch (err) { toast(err.message, { ms: 8000 }); }
+    };
+    const enabled = h("input", { type: "checkbox", checked: p.enabled, id: `en-${p.id}`, onchange: act(() => patch(`/api/providers/${p.id}`, { enabled: enabled.checked })) });
+    return h("div", { class: "card provider" },
+      h("div", { class: "row" },
+        h("span", { class: "grow" }, h("strong", {}, p.name), h("span", { class: "hint" }, ` ${KIND_LABEL[p.kind] || p.kind}`), p.base_url ? h("div", { class: "hint mono" }, p.base_url) : null),
+        h("span", { class: p.has_key ? "chip ok" : "chip" }, p.has_key ? "key set" : "no key"),
+        h("label", { class: "switch", for: enabled.id }, enabled, " Enabled")),
+      h("div", { class: "row" }, keyInput,
+        h("button", { type: "button", class: "ghost", onclick: act(async () => { if (!keyInput.value.trim()) throw new Error("Paste a key first."); await put(`/api/providers/${p.id}/key`, { api_key: keyInput.value.trim() }); }, "Key saved.") }, "Save key"),
+        p.has_key ? h("button", { type: "button", class: "ghost", onclick: act(() => del(`/api/providers/${p.id}/key`), "Key removed.") }, "Remove key") : null),
+      h("div", { class: "row" },
+        h("button", { type: "button", class: "ghost", onclick: act(async () => { const r = await findModels(p); if (r.error) throw r.error; toast(r.added.length ? `Found ${r.added.length} new model(s).` : "No new models."); }) }, "Find models"),
+        h("span", { class: "spacer" }),
+        h("button", { type: "button", class: "ghost danger-text", onclick: act(async () => { if (confirm(`Remove ${p.name} and its models?`)) await del(`/api/providers/${p.id}`); }) }, "Remove provider")));
+  }
+
+  _models() {
+    if (!app.models.length) {
+      this.models.replaceChildren(h("p", { class: "hint" }, "No models yet. Use “Find models” on a provider, or add one by name."));
+      return;
+    }
+    this.models.replaceChildren(...app.models.map((m) => this._modelRow(m)));
+  }
+
+  _modelRow(m) {
+    const save = async (body) => {
+      try { await patch(`/api/models/${m.id}`, body); } catch (err) { toast(err.message, { ms: 8000 }); }
+      await reloadCatalog();
+    };
+    const sup = ["tools", "vision", "reasoning"].map((k) => {
+      const box = h("input", { type: "checkbox", checked: !!m.supports?.[k], id: `sup-${m.id}-${k}`, onchange: () => save({ supports: { [k]: box.checked } }) });
+      return h("label", { class: "check", for: box.id }, box, " " + k);
+    });
+    const others = app.models.filter((o) => o.id !== m.id && !m.fallbacks.includes(o.id));
+    const addFb = h("select", {
+      "aria-label": `Add a fallback for ${m.label}`,
+      onchange: () => addFb.value && save({ fallbacks: [...m.fallbacks, addFb.value] }),
+    }, h("option", { value: "" }, "+ fallback…"), ...others.map((o) => h("option", { value: o.id }, o.label)));
+    const fbs = m.fallbacks.map((id, i) => h("span", { class: "chip" }, `${i + 1}. ${app.models.find((o) => o.id === id)?.label || id}`,
+      h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove fallback ${id}`, onclick: () => save({ fallbacks: m.fallbacks.filter((x) => x !== id) }) }, "✕")));
+    return h("div", { class: "card model" },
+      h("div", { class: "row" },
+        h("span", { class: "grow" }, h("strong", {}, m.label), h("span", { class: "hint mono" }, ` ${m.api_model}`),
+          h("div", { class: "hint" }, `${this._providerName(m.provider_id)} · ${m.wire_api}${m.context_window ? ` · ${m.context_window.toLocaleString()} context` : ""}`)),
+        m.id === app.settings.default_model_id ? h("span", { class: "chip ok" }, "default") : null,
+        h("button", { type: "button", class: "ghost danger-text", "aria-label": `Delete model ${m.label}`, onclick: async () => {
+          try { await del(`/api/models/${m.id}`); } catch (err) { toast(err.message); }
+          await reloadCatalog();
+        } }, "Delete")),
+      h("div", { class: "row" }, h("span", { class: "hint" }, "Supports:"), ...sup),
+      h("div", { class: "row" }, h("span", { class: "hint" }, "If it fails, try:"), ...fbs, others.length ? addFb : null));
+  }
+
+  _addModelForm() {
+    this.mfProvider = h("select", { id: "mf-provider" });
+    const name = h("input", { type: "text", id: "mf-name", placeholder: "e.g. llama3.2:3b", autocomplete: "off" });
+    const label = h("input", { type: "text", id: "mf-label", placeholder: "optional", autocomplete: "off" });
+    const status = h("div", { class: "form-status", role: "status" });
+    const form = h("form", { class: "provider-form" },
+      h("div", { class: "field" }, h("label", { for: "mf-provider" }, "Provider"), this.mfProvider),
+      h("div", { class: "field" }, h("label", { for: "mf-name" }, "Model name at the provider"), name),
+      h("div", { class: "field" }, h("label", { for: "mf-label" }, "Label"), label),
+      h("div", { class: "form-row" }, h("button", { type: "submit", class: "primary" }, "Add model"), status));
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      try {
+        const body = { provider_id: this.mfProvider.value, api_model: name.value.trim() };
+        if (label.value.trim()) body.label = label.value.trim();
+        const m = await post("/api/models", body);
+        name.value = label.value = "";
+        status.textContent = `Added ${m.label}.`;
+        await reloadCatalog();
+        if (!app.settings.default_model_id) await setDefaultModel(m.id);
+      } catch (err) {
+        status.textContent = err.fields ? Object.values(err.fields).join(" ") : err.message;
+      }
+    });
+    return form;
+  }
+
+  _refreshModelForm() {
+    const cur = this.mfProvider.value;
+    this.mfProvider.replaceChildren(...app.providers.map((p) => h("option", { value: p.id, selected: p.id === cur }, p.name)));
+  }
+}

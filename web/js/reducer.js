@@ -1,0 +1,449 @@
+// The chat's client state as a pure fold over server events: (state, event) → state.
+//
+// No DOM, no I/O, no clock: the same function runs in the browser and under
+// `node --test` against the fixtures the backend tests read too
+// (tests/fixtures/events). Inputs are never mutated; an event that changes
+// nothing returns the very same state object, so a view can skip re-rendering
+// with one `===`.
+//
+// Positions: every server event but `pong` carries `event_id` (per chat,
+// increasing) and `epoch` (per server start). The state remembers the last id
+// it applied; an event at or below it in the same epoch was already applied
+// and is dropped, which is what makes a replay after reconnect safe. The
+// socket must therefore `resume` with `after_event_id: state.lastEventId`
+// exactly: the server only merges text deltas above that cursor, so a merged
+// event never holds text the state already has.
+
+const STREAMING = "streaming";
+
+// turn_end status → the status a message still streaming ends with.
+const END_STATUS = { completed: "complete", cancelled: "cancelled", failed: "error", limit: "error" };
+
+// A message status in a snapshot → the turn status it implies.
+const TURN_STATUS = { complete: "completed", cancelled: "cancelled", error: "failed", limit: "limit",
+                      interrupted: "failed" };
+
+export function initialState(chatId) {
+  return {
+    chatId,
+    epoch: null,
+    lastEventId: 0,
+    messages: [],
+    pending: [],
+    turn: null,
+    queue: [],
+    approvals: [],
+    title: null,
+    notice: null,
+    usage: null,
+    hasMore: false,
+  };
+}
+
+/** An optimistic user message, shown until the server's `accepted` names its row. */
+export function localSend(state, requestId, content) {
+  if (state.pending.some((p) => p.requestId === requestId)) return state;
+  return { ...state, pending: [...state.pending, { requestId, content }] };
+}
+
+/**
+ * Merge a page of GET /api/chats/{id}/messages (oldest first) into the state.
+ *
+ * Rows are merged by id and kept in id order. A message this turn is writing
+ * keeps its live text (it is newer than the last flush the row holds); any
+ * other row is the saved truth and replaces what the state had.
+ */
+export function loadHistory(state, items, hasMore) {
+  const byId = new Map(state.messages.map((m) => [m.id, m]));
+  const live = new Set(turnRunning(state) ? state.turn.messageIds : []);
+  for (const item of items || []) {
+    const old = byId.get(item.id);
+    if (old && live.has(item.id)) continue;
+    byId.set(item.id, fromRow(item, old));
+  }
+  let messages = [...byId.values()].sort(compareIds);
+  messages = attachToolResults(messages);
+  const requestIds = new Set(messages.map((m) => m.requestId).filter(Boolean));
+  const pending = state.pending.filter((p) => !requestIds.has(p.requestId));
+  return { ...state, messages, pending: pending.length === state.pending.length ? state.pending : pending,
+           hasMore: !!hasMore };
+}
+
+/** Apply one server event. Returns `state` itself when the event changes nothing. */
+export function applyEvent(state, event) {
+  if (!event || typeof event !== "object") return state;
+  const handler = HANDLERS[event.type];
+  if (!handler) return state; // pong, and types this client does not know yet
+  let next = state;
+  if (event.epoch != null && event.epoch !== state.epoch) {
+    next = newEpoch(state, event.epoch);
+  } else if (Number.isInteger(event.event_id) && isSeen(state, event)) {
+    return state;
+  }
+  if (Number.isInteger(event.event_id) && event.type !== "snapshot") {
+    next = { ...next, lastEventId: event.event_id };
+  }
+  return handler(next, event);
+}
+
+function isSeen(state, event) {
+  // A snapshot describes the state *at* its id, so an equal id is still news
+  // (a fresh server answers a resume with a snapshot at id 0).
+  if (event.type === "snapshot") return (event.last_event_id ?? event.event_id) < state.lastEventId;
+  return event.event_id <= state.lastEventId;
+}
+
+// The server restarted: its ids start over, and whatever was streaming died with
+// the old process (the new one marks such rows `interrupted` at start).
+function newEpoch(state, epoch) {
+  const next = { ...state, epoch, lastEventId: 0 };
+  if (state.epoch == null) return next;
+  next.messages = mapMessages(state.messages, (m) => (m.status === STREAMING ? { ...m, status: "interrupted" } : m));
+  next.approvals = [];
+  if (turnRunning(state)) next.turn = { ...state.turn, status: "failed" };
+  return next;
+}
+
+// --- event handlers: (state already positioned at the event, event) → state ------------
+
+const HANDLERS = {
+  accepted(state, e) {
+    const pending = state.pending.find((p) => p.requestId === e.request_id);
+    const status = e.queued ? "queued" : "complete";
+    const old = findMessage(state, e.message_id);
+    const message = old
+      ? { ...old, status: old.status === "queued" || old.status === "complete" ? status : old.status }
+      : newMessage(e.message_id, "user", {
+        content: pending ? pending.content : "",
+        status,
+        requestId: e.request_id,
+        // Sent from another window: the text is not known here until loadHistory.
+        placeholder: !pending,
+      });
+    return {
+      ...upsertMessage(state, message),
+      pending: pending ? state.pending.filter((p) => p !== pending) : state.pending,
+    };
+  },
+
+  turn_start(state, e) {
+    const cont = e.continue_message_id ?? null;
+    let next = {
+      ...state,
+      turn: { id: e.turn_id, status: "running", userMessageId: e.user_message_id ?? null,
+              messageId: cont, messageIds: [], modelId: null },
+      approvals: [],
+      notice: null,
+      usage: null,
+    };
+    if (e.user_message_id != null) {
+      next = updateMessage(next, e.user_message_id, (m) => (m.status === "queued" ? { ...m, status: "complete" } : m));
+    }
+    if (cont != null) {
+      // The turn re-sends the saved text as its first deltas; start from empty.
+      next = touchMessage(next, cont, e.turn_id);
+    }
+    return next;
+  },
+
+  content: (state, e) => appendText(state, e, "content"),
+  reasoning: (state, e) => appendText(state, e, "reasoning"),
+
+  tool_preparing(state, e) {
+    const next = touchMessage(state, e.message_id, e.turn_id);
+    return upsertToolCall(next, e.message_id, e.call_id, (c) => c || toolCall(e.call_id, e.name, "", "preparing"));
+  },
+
+  tool_start(state, e) {
+    let next = state;
+    const owner = e.message_id ?? findCallOwner(state, e.call_id)?.id ?? state.turn?.messageId;
+    if (owner != null) {
+      next = touchMessage(next, owner, e.turn_id);
+      // Tools run only after their step was saved complete.
+      next = updateMessage(next, owner, (m) => (m.status === STREAMING ? { ...m, status: "complete" } : m));
+      next = upsertToolCall(next, owner, e.call_id, (c) => ({
+        ...(c || toolCall(e.call_id, e.name, "", "running")),
+        name: e.name, arguments: e.arguments ?? c?.arguments ?? "", state: "running",
+      }));
+    }
+    return dropApproval(next, e.call_id);
+  },
+
+  tool_end(state, e) {
+    let next = state;
+    const owner = findCallOwner(state, e.call_id)?.id ?? state.turn?.messageId;
+    if (owner != null && findMessage(state, owner)) {
+      next = upsertToolCall(next, owner, e.call_id, (c) => ({
+        ...(c || toolCall(e.call_id, e.name, "", "done")),
+        state: "done", ok: e.ok ?? null, output: e.output ?? null, durationMs: e.duration_ms ?? null,
+      }));
+    }
+    return dropApproval(next, e.call_id);
+  },
+
+  approval_required(state, e) {
+    let next = state;
+    if (!state.approvals.some((a) => a.approval_id === e.approval_id)) {
+      next = { ...state, approvals: [...state.approvals, { approval_id: e.approval_id, call_id: e.call_id,
+                                                            name: e.name, arguments: e.arguments }] };
+    }
+    const owner = findCallOwner(next, e.call_id);
+    if (owner) next = upsertToolCall(next, owner.id, e.call_id, (c) => ({ ...c, arguments: e.arguments }));
+    return next;
+  },
+
+  message_saved(state, e) {
+    // Tool result rows are shown through their call's tool_end; user rows through accepted.
+    if (e.role !== "assistant") return state;
+    if (!findMessage(state, e.message_id)) {
+      const next = touchMessage(state, e.message_id, e.turn_id);
+      return updateMessage(next, e.message_id, (m) => ({ ...m, saved: true }));
+    }
+    return updateMessage(state, e.message_id, (m) => (m.saved ? m : { ...m, saved: true }));
+  },
+
+  done(state, e) {
+    return updateMessage(state, e.message_id, (m) => ({ ...m, status: "complete", saved: true }));
+  },
+
+  error(state, e) {
+    if (e.code === "cancelled") {
+      // Stop is what the person asked for: no error banner, the partial reply is kept.
+      return mapTurnMessages(state, (m) => (m.status === STREAMING ? { ...m, status: "cancelled" } : m));
+    }
+    let next = { ...state, notice: { kind: "error", code: e.code, message: e.message, retryable: !!e.retryable } };
+    if (e.code === "queue_full") {
+      // The refused send is the oldest one not yet answered.
+      const i = next.pending.findIndex((p) => !p.failed);
+      if (i >= 0) next.pending = next.pending.map((p, j) => (j === i ? { ...p, failed: e.code } : p));
+    }
+    const turn = state.turn;
+    if (turn && e.turn_id != null && e.turn_id === turn.id && turn.messageId != null) {
+      next = updateMessage(next, turn.messageId, (m) => ({ ...m, error: { code: e.code, message: e.message } }));
+    }
+    return next;
+  },
+
+  turn_end(state, e) {
+    const ended = END_STATUS[e.status] || "complete";
+    let next = { ...state, approvals: state.approvals.length ? [] : state.approvals };
+    if (state.turn && (state.turn.id === e.turn_id || e.turn_id == null)) {
+      next.turn = { ...state.turn, status: e.status };
+    } else {
+      next.turn = { id: e.turn_id, status: e.status, userMessageId: null, messageId: null, messageIds: [],
+                    modelId: null };
+    }
+    return { ...next, messages: mapMessages(next.messages, (m) => (m.status === STREAMING ? { ...m, status: ended } : m)) };
+  },
+
+  title_update: (state, e) => (state.title === e.title ? state : { ...state, title: e.title }),
+
+  queue: (state, e) => setQueue(state, e.items || []),
+
+  usage(state, e) {
+    const { type, event_id, turn_id, epoch, ...usage } = e; // eslint-disable-line no-unused-vars
+    return { ...state, usage };
+  },
+
+  fallback(state, e) {
+    const next = { ...state, notice: { kind: "fallback", message: e.reason, from_model_id: e.from_model_id,
+                                       to_model_id: e.to_model_id } };
+    if (state.turn) next.turn = { ...state.turn, modelId: e.to_model_id };
+    return next;
+  },
+
+  snapshot(state, e) {
+    let next = { ...state, lastEventId: e.last_event_id ?? e.event_id ?? state.lastEventId };
+    if (Array.isArray(e.queue)) next = setQueue(next, e.queue);
+    const status = e.status === "limit" ? "error" : e.status;
+    if (e.turn_id != null) {
+      const same = state.turn && state.turn.id === e.turn_id;
+      next.turn = {
+        id: e.turn_id,
+        status: status === STREAMING ? "running" : TURN_STATUS[status] || "completed",
+        userMessageId: same ? state.turn.userMessageId : null,
+        messageId: e.message_id ?? null,
+        messageIds: e.message_id != null ? [e.message_id] : [],
+        modelId: same ? state.turn.modelId : null,
+      };
+    } else if (turnRunning(state)) {
+      // Nothing is retained: the turn we were following ended while we were away.
+      next.turn = { ...state.turn, status: TURN_STATUS[status] || "completed" };
+    }
+    if (status !== STREAMING && next.approvals.length) next.approvals = [];
+    if (e.message_id == null) return next;
+    const old = findMessage(next, e.message_id);
+    const done = status !== STREAMING;
+    const calls = (e.tool_calls || []).map((c) => {
+      const known = old?.toolCalls.find((k) => k.id === c.id);
+      return known ? { ...known, name: c.name, arguments: c.arguments }
+        : toolCall(c.id, c.name, c.arguments, done ? "done" : "running");
+    });
+    const message = {
+      ...(old || newMessage(e.message_id, "assistant", { modelId: next.turn?.modelId ?? null })),
+      content: e.content ?? "", reasoning: e.reasoning ?? "", toolCalls: calls, status,
+    };
+    return upsertMessage(next, message);
+  },
+};
+
+// --- helpers ---------------------------------------------------------------------------
+
+function turnRunning(state) {
+  return !!state.turn && state.turn.status === "running";
+}
+
+function newMessage(id, role, fields = {}) {
+  return { id, role, content: "", reasoning: "", toolCalls: [], toolCallId: null, status: STREAMING,
+           modelId: null, usage: null, error: null, ...fields };
+}
+
+function toolCall(id, name, args, state) {
+  return { id, name, arguments: args, state, ok: null, output: null, durationMs: null };
+}
+
+function fromRow(item, old) {
+  const calls = (item.tool_calls || []).map((c) => {
+    const known = old?.toolCalls?.find((k) => k.id === c.id);
+    return known ? { ...known, name: c.name, arguments: c.arguments }
+      : toolCall(c.id, c.name, c.arguments ?? "", item.status === STREAMING ? "running" : "done");
+  });
+  return {
+    ...(old || {}),
+    id: item.id, role: item.role, content: item.content ?? "", reasoning: item.reasoning ?? "",
+    toolCalls: calls, toolCallId: item.tool_call_id ?? null, status: item.status,
+    modelId: item.model_id ?? null, usage: item.usage ?? null, error: item.error ?? null,
+    requestId: item.request_id ?? null, saved: true, placeholder: false,
+  };
+}
+
+// History lists tool results as their own rows: show each on its call.
+function attachToolResults(messages) {
+  const results = new Map();
+  for (const m of messages) if (m.role === "tool" && m.toolCallId) results.set(m.toolCallId, m);
+  if (!results.size) return messages;
+  return messages.map((m) => {
+    if (!m.toolCalls?.some((c) => results.has(c.id) && c.output == null)) return m;
+    return { ...m, toolCalls: m.toolCalls.map((c) => {
+      const r = results.get(c.id);
+      if (!r || c.output != null) return c;
+      return { ...c, state: "done", output: r.content, ok: c.ok ?? !r.error };
+    }) };
+  });
+}
+
+function compareIds(a, b) {
+  const x = Number(a.id), y = Number(b.id);
+  if (Number.isFinite(x) && Number.isFinite(y)) return x - y;
+  return String(a.id).localeCompare(String(b.id));
+}
+
+function findMessage(state, id) {
+  return id == null ? undefined : state.messages.find((m) => m.id === id);
+}
+
+function findCallOwner(state, callId) {
+  for (let i = state.messages.length - 1; i >= 0; i--) {
+    const m = state.messages[i];
+    if (m.toolCalls.some((c) => c.id === callId)) return m;
+  }
+  return undefined;
+}
+
+function mapMessages(messages, fn) {
+  let changed = false;
+  const out = messages.map((m) => {
+    const n = fn(m);
+    if (n !== m) changed = true;
+    return n;
+  });
+  return changed ? out : messages;
+}
+
+function mapTurnMessages(state, fn) {
+  const ids = new Set(state.turn ? state.turn.messageIds : []);
+  const messages = mapMessages(state.messages, (m) => (ids.has(m.id) || m.status === STREAMING ? fn(m) : m));
+  return messages === state.messages ? state : { ...state, messages };
+}
+
+function updateMessage(state, id, fn) {
+  const messages = mapMessages(state.messages, (m) => (m.id === id ? fn(m) : m));
+  return messages === state.messages ? state : { ...state, messages };
+}
+
+function upsertMessage(state, message) {
+  const i = state.messages.findIndex((m) => m.id === message.id);
+  if (i >= 0) {
+    const messages = state.messages.slice();
+    messages[i] = message;
+    return { ...state, messages };
+  }
+  return { ...state, messages: [...state.messages, message].sort(compareIds) };
+}
+
+/**
+ * Make sure assistant message `id` exists and belongs to the running turn.
+ *
+ * The first event of a turn for a message starts its text over: the turn's
+ * deltas add up to the whole message (a `continue` re-sends the saved text,
+ * and a replay from the turn's start re-sends everything), so text that came
+ * from history must not be appended to. A new message of the turn also means
+ * the step before it was saved complete.
+ */
+function touchMessage(state, id, turnId) {
+  if (id == null) return state;
+  const turn = state.turn;
+  const ours = turn && turn.id === turnId && turnId != null;
+  if (ours && turn.messageIds.includes(id)) return state;
+  let next = state;
+  if (ours) {
+    next = { ...next, turn: { ...turn, messageId: id, messageIds: [...turn.messageIds, id] } };
+    next = updateMessage(next, turn.messageId, (m) =>
+      (m.id !== id && m.status === STREAMING ? { ...m, status: "complete" } : m));
+  }
+  const old = findMessage(next, id);
+  if (!old) {
+    return upsertMessage(next, newMessage(id, "assistant", { modelId: turn?.modelId ?? null }));
+  }
+  if (!ours) return next;
+  return updateMessage(next, id, (m) => ({ ...m, content: "", reasoning: "", status: STREAMING, error: null }));
+}
+
+function appendText(state, e, field) {
+  if (!e.delta && findMessage(state, e.message_id)) return state;
+  const next = touchMessage(state, e.message_id, e.turn_id);
+  const id = e.message_id ?? next.turn?.messageId;
+  if (id == null) return next;
+  return updateMessage(next, id, (m) => ({ ...m, [field]: m[field] + (e.delta || "") }));
+}
+
+function upsertToolCall(state, messageId, callId, fn) {
+  return updateMessage(state, messageId, (m) => {
+    const i = m.toolCalls.findIndex((c) => c.id === callId);
+    const call = fn(i >= 0 ? m.toolCalls[i] : undefined);
+    if (i >= 0 && call === m.toolCalls[i]) return m;
+    const toolCalls = m.toolCalls.slice();
+    if (i >= 0) toolCalls[i] = call;
+    else toolCalls.push(call);
+    return { ...m, toolCalls };
+  });
+}
+
+function dropApproval(state, callId) {
+  if (!state.approvals.some((a) => a.call_id === callId)) return state;
+  return { ...state, approvals: state.approvals.filter((a) => a.call_id !== callId) };
+}
+
+/**
+ * Replace the queue. A queued user message that left it was discarded — except,
+ * between turns, the oldest one: it is the message whose turn starts next.
+ */
+function setQueue(state, items) {
+  const queue = items.map((i) => ({ message_id: i.message_id, preview: i.preview }));
+  const listed = new Set(queue.map((q) => q.message_id));
+  const gone = state.messages.filter((m) => m.role === "user" && m.status === "queued" && !listed.has(m.id));
+  const starting = !turnRunning(state) && gone.length ? gone[0].id : undefined;
+  const drop = new Set(gone.map((m) => m.id).filter((id) => id !== starting));
+  const messages = drop.size ? state.messages.filter((m) => !drop.has(m.id)) : state.messages;
+  return { ...state, queue, messages };
+}
