@@ -120,6 +120,18 @@ class ChatHub:
     def subscriber_count(self) -> int:
         return len(self._subs)
 
+    def trim(self) -> None:
+        """Forget a finished turn's events once they are no longer replayable.
+
+        Event ids keep counting (they must only grow within this process); only
+        the log goes, so a long day of chats does not keep every token in memory.
+        """
+        with self._lock:
+            turn = self.turn
+            if turn is not None and self._retained_turn() is None:
+                self._log.clear()
+                self.turn = None
+
     def _retained_turn(self) -> TurnView | None:
         turn = self.turn
         if turn is None:

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 MAX_QUEUE = 10
 FLUSH_INTERVAL = 0.5  # partial text reaches the disk at least this often (the contract: once a second)
 PREVIEW_CHARS = 120
+TRIM_EVERY = 60  # flush ticks (30 s) between sweeps that drop expired turns' event logs
 
 
 class CommandError(Exception):
@@ -104,15 +105,21 @@ class TurnRegistry:
         self.tool_pool.shutdown(wait=False, cancel_futures=True)
 
     def _flush_forever(self) -> None:
+        ticks = 0
         with db.connection_context():
             while not self._stopped.wait(FLUSH_INTERVAL):
                 with self._lock:
                     partials = [s.turn.partial for s in self._chats.values() if s.turn and s.turn.partial]
+                    idle_hubs = [s.hub for s in self._chats.values() if s.turn is None]
                 for partial in partials:
                     try:
                         partial.flush()
                     except Exception:
                         log.exception("could not save partial text")
+                ticks += 1
+                if ticks % TRIM_EVERY == 0:
+                    for hub in idle_hubs:
+                        hub.trim()
 
     # --- lookups --------------------------------------------------------------------
 

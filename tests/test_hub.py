@@ -1,0 +1,56 @@
+"""The per-chat event hub on its own: numbering, replay, snapshots, trimming."""
+from backend.turns import hub as hubmod
+from backend.turns.hub import ChatHub
+
+
+def turn(h, turn_id="t1", words=("a", "b", "c")):
+    h.publish("turn_start", turn_id, user_message_id=1)
+    for w in words:
+        h.publish("content", turn_id, delta=w, message_id=7)
+    h.publish("turn_end", turn_id, status="completed")
+
+
+def test_resume_from_zero_replays_the_turn_and_ids_only_grow():
+    h = ChatHub("c", "e1")
+    h.publish("title_update", None, title="x")
+    turn(h)
+    sub = h.subscribe()
+    assert sub.resume(0)
+    events = sub.pull()
+    assert [e["type"] for e in events][0] == "turn_start"
+    assert "".join(e["delta"] for e in events if e["type"] == "content") == "abc"
+    ids = [e["event_id"] for e in events]
+    assert ids == sorted(ids) and sub.pull() == []
+
+
+def test_a_reader_behind_the_ring_gets_one_snapshot(monkeypatch):
+    monkeypatch.setattr(hubmod, "LOG_CAPACITY", 5)
+    h = ChatHub("c", "e1")
+    turn(h, words=[str(i) for i in range(20)])
+    sub = h.subscribe()
+    sub.resume(0)
+    (snap,) = sub.pull()
+    assert snap["type"] == "snapshot" and snap["content"] == "".join(str(i) for i in range(20))
+    assert snap["status"] == "complete" and snap["last_event_id"] == h.last_event_id
+
+
+def test_trim_drops_an_expired_turn_but_keeps_counting(monkeypatch):
+    h = ChatHub("c", "e1")
+    turn(h)
+    last = h.last_event_id
+    h.trim()
+    assert h.turn is not None  # still replayable: kept
+    monkeypatch.setattr(hubmod, "FINISHED_TURN_TTL", -1.0)
+    h.trim()
+    assert h.turn is None and len(h._log) == 0
+    sub = h.subscribe()
+    assert not sub.resume(0)  # nothing retained: the socket answers with the stored snapshot
+    assert h.publish("title_update", None, title="y")["event_id"] == last + 1
+
+
+def test_an_old_epoch_resumes_from_the_turn_start():
+    h = ChatHub("c", "e2")
+    turn(h)
+    sub = h.subscribe()
+    sub.resume(h.last_event_id + 50, epoch="e1")
+    assert "".join(e.get("delta", "") for e in sub.pull()) == "abc"
