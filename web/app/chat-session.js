@@ -8,7 +8,12 @@ import { ChatSocket } from "./socket.js";
 import { schedule } from "./store.js";
 import { randomId } from "./dom.js";
 
-const PAGE = 50;
+// Messages per history page. `?pagesize=N` (5–200) in the page address overrides it,
+// so tests can page through a long chat without writing hundreds of rows.
+const PAGE = (() => {
+  const n = Number(new URLSearchParams(location.search).get("pagesize"));
+  return Number.isInteger(n) && n >= 5 && n <= 200 ? n : 50;
+})();
 
 export class ChatSession {
   /** @param hooks {{onTitle(id, title), onActivity(id, running), onGone(id)}} */
@@ -130,12 +135,15 @@ export class ChatSession {
 
   async loadOlder() {
     const first = this.state.messages.find((m) => typeof m.id === "number" || /^\d+$/.test(String(m.id)));
-    if (!first || this.loadingOlder) return;
+    if (!first || this.loadingOlder || this.closed || !this.state.hasMore) return;
     this.loadingOlder = true;
     schedule();
     try {
       const page = await get(`/api/chats/${encodeURIComponent(this.chatId)}/messages?limit=${PAGE}&before=${first.id}`);
       if (!this.closed) this.state = loadHistory(this.state, page.items, page.has_more);
+      this.olderFailed = false;
+    } catch {
+      this.olderFailed = true; // the button stays: a click (or scrolling up again) retries
     } finally {
       this.loadingOlder = false;
       schedule();

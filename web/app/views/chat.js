@@ -28,6 +28,9 @@ export class ChatView {
       h("button", { type: "button", class: "ghost", "aria-label": "Chat settings: system prompt, temperature, reasoning", onclick: () => actions.openChatSettings(), hidden: !session }, "Chat settings"));
 
     this.older = h("button", { type: "button", class: "ghost older", hidden: true, onclick: () => session?.loadOlder() }, "Show earlier messages");
+    // Older pages load when the top of the thread scrolls into view: an observer on a
+    // sentinel, no scroll listener and no timers. The button stays for keyboard use.
+    this.sentinel = h("div", { class: "history-sentinel", "aria-hidden": "true", hidden: true });
     this.list = h("div", { class: "messages" });
     this.pending = h("div", { class: "pending" });
     this.approvals = h("div", { class: "approvals" });
@@ -35,13 +38,19 @@ export class ChatView {
     this.empty = h("div", { class: "empty", hidden: true },
       h("h2", {}, "What's on your mind?"), h("p", { class: "hint" }, "Your chats stay on this computer. Press ? for shortcuts."));
     this.scroller = h("div", { class: "scroller" },
-      h("div", { class: "thread", "aria-labelledby": "chat-title" }, this.older, this.empty, this.list, this.pending, this.approvals, this.notice));
+      h("div", { class: "thread", "aria-labelledby": "chat-title" }, this.sentinel, this.older, this.empty, this.list, this.pending, this.approvals, this.notice));
     this.composer = new Composer({
       send: (text) => this._send(text),
       stop: () => session?.stop(),
       discard: (id) => session?.discardQueued(id),
     });
     this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header, this.scroller, this.composer.el);
+    if (session && typeof IntersectionObserver === "function") {
+      this.observer = new IntersectionObserver((entries) => {
+        if (entries.some((e) => e.isIntersecting) && session.state.hasMore) session.loadOlder();
+      }, { root: this.scroller, rootMargin: "200px 0px 0px 0px" });
+      this.observer.observe(this.sentinel);
+    }
     this.msgActions = {
       edit: (id, text) => session.edit(id, text),
       regenerate: (id) => session.regenerate(id),
@@ -86,13 +95,28 @@ export class ChatView {
       return;
     }
     if (!s.loaded) return;
+    // Older messages going in above must not move what the person is reading: note
+    // where the first shown message sits, and put it back there after the frame.
+    const anchor = !nearBottom && this.list.firstElementChild;
+    const anchorTop = anchor ? anchor.getBoundingClientRect().top : 0;
     this._renderMessages(state, s.running);
     this._renderPending(state);
     this._renderApprovals(state);
     this._renderNotice(state, s.running);
     this.older.hidden = !state.hasMore;
+    this.sentinel.hidden = !state.hasMore;
     this.older.disabled = !!s.loadingOlder;
     this.older.textContent = s.loadingOlder ? "Loading…" : "Show earlier messages";
+    if (anchor?.isConnected && anchor !== this.list.firstElementChild) {
+      this.scroller.scrollTop += anchor.getBoundingClientRect().top - anchorTop;
+    }
+    // A page that ended with the sentinel still in view (short messages) gets no new
+    // intersection change: observing afresh reports its current state once.
+    if (this.wasLoadingOlder && !s.loadingOlder && !s.olderFailed && this.observer) {
+      this.observer.unobserve(this.sentinel);
+      this.observer.observe(this.sentinel);
+    }
+    this.wasLoadingOlder = !!s.loadingOlder;
     this.empty.hidden = state.messages.length > 0 || state.pending.length > 0;
     const model = s.chat?.model_id;
     this.composer.update({

@@ -8,7 +8,24 @@ function sheet(title, ...body) {
     h("div", { class: "sheet-head" }, h("h2", {}, title),
       h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Close", onclick: () => d.close() }, "✕")),
     ...body);
-  d.addEventListener("close", () => d.remove());
+  // Focus goes back to what opened the sheet (or the message box if that is gone).
+  const opener = document.activeElement;
+  d.addEventListener("close", () => {
+    d.remove();
+    const back = opener?.isConnected && opener !== document.body ? opener : document.querySelector(".composer-input:not([disabled])");
+    back?.focus();
+  });
+  // A modal <dialog> keeps the page behind it inert, but Tab past its last control
+  // would leave for the browser's own UI: wrap around inside the sheet instead.
+  d.addEventListener("keydown", (e) => {
+    if (e.key !== "Tab") return;
+    const items = [...d.querySelectorAll("button, input, select, textarea, a[href], [tabindex]:not([tabindex='-1'])")]
+      .filter((el) => !el.disabled && el.getClientRects().length);
+    if (!items.length) return;
+    const first = items[0], last = items[items.length - 1];
+    if (e.shiftKey && (document.activeElement === first || !d.contains(document.activeElement))) { e.preventDefault(); last.focus(); }
+    else if (!e.shiftKey && (document.activeElement === last || !d.contains(document.activeElement))) { e.preventDefault(); first.focus(); }
+  });
   // A click on the backdrop (the dialog box itself, outside its content) closes it.
   d.addEventListener("click", (e) => { if (e.target === d) d.close(); });
   document.body.append(d);
@@ -25,6 +42,7 @@ const SHORTCUTS = [
   ["Ctrl/⌘ + Shift + L", "Switch light / dark"],
   ["/", "Focus the message box"],
   ["Alt + ↑ / ↓", "Previous / next chat"],
+  ["↑ / ↓", "In the chat list: move between chats (Enter opens, F2 renames, Delete deletes)"],
   ["?", "This sheet"],
 ];
 
@@ -39,7 +57,7 @@ export function openShortcuts() {
 export function openChatSettings(chat, onSaved) {
   const p = chat.params || {};
   const prompt = h("textarea", { id: "cs-prompt", rows: 6, maxlength: 8000, value: chat.system_prompt || "", placeholder: "e.g. Answer briefly. Use British spelling." });
-  const tempOn = h("input", { type: "checkbox", id: "cs-temp-on", checked: p.temperature != null });
+  const tempOn = h("input", { type: "checkbox", id: "cs-temp-on", checked: p.temperature != null, "aria-label": "Set a temperature" });
   const temp = h("input", { type: "range", id: "cs-temp", min: 0, max: 2, step: 0.1, value: p.temperature ?? 1, disabled: p.temperature == null });
   const tempOut = h("output", { for: "cs-temp" }, String(p.temperature ?? 1));
   temp.addEventListener("input", () => { tempOut.textContent = temp.value; });

@@ -30,6 +30,18 @@ function usageChips(u) {
   return chips;
 }
 
+// How long a reply thought (ms), by message id: measured in this page from the first
+// reasoning delta to the first content delta (or the end). Kept here so reopening
+// the chat in the same window still says it; saved history has no such timing.
+const thoughtMs = new Map();
+
+function thoughtLabel(ms) {
+  if (ms == null) return "Reasoning";
+  if (ms < 1000) return "Thought for less than a second";
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `Thought for ${s} s` : `Thought for ${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
 export class MessageView {
   /** @param actions {{edit(id, text), regenerate(id), continueReply(), canAct(): boolean}} */
   constructor(msg, actions) {
@@ -90,6 +102,7 @@ export class MessageView {
     this.body.setAttribute("aria-busy", streaming ? "true" : "false");
     this.renderer.update(msg.content || "", !streaming);
     this.body.hidden = !msg.content && !streaming;
+    this._timeReasoning(msg, streaming);
     this._updateReasoning(msg.reasoning || "", streaming && !msg.content);
     this._updateTools(msg.toolCalls || [], ctx.toolResults, ctx.waiting);
     const err = errorText(msg.error);
@@ -111,12 +124,28 @@ export class MessageView {
     );
   }
 
+  /** Live replies only: the clock starts when reasoning first shows while it streams. */
+  _timeReasoning(msg, streaming) {
+    if (thoughtMs.has(msg.id)) return;
+    if (this.thinkStart == null) {
+      // Text already there when first seen (history, or a reload mid-reply): not timed.
+      if (streaming && msg.reasoning && !msg.content) this.thinkStart = performance.now();
+      else if (!streaming || msg.content) this.thinkStart = false;
+      return;
+    }
+    if (this.thinkStart !== false && (msg.content || !streaming)) {
+      thoughtMs.set(msg.id, performance.now() - this.thinkStart);
+      this.thinkStart = false;
+    }
+  }
+
   _updateReasoning(text, thinking) {
     this.reasoning.hidden = !text;
-    if (text === this.reasoningShown && thinking === this.wasThinking) return;
-    this.wasThinking = thinking;
+    const label = thinking ? "Thinking…" : thoughtLabel(thoughtMs.get(this.id));
+    if (text === this.reasoningShown && label === this.reasoningLabel) return;
+    this.reasoningLabel = label;
     if (!text) return;
-    this.reasoningSummary.textContent = thinking ? "Thinking…" : `Reasoning · ${text.split(/\s+/).length} words`;
+    this.reasoningSummary.textContent = label;
     // Append only the new part: O(new text) while it streams.
     if (text.startsWith(this.reasoningShown) && this.reasoningShown) {
       const delta = text.slice(this.reasoningShown.length);

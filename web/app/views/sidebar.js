@@ -8,12 +8,13 @@ export class Sidebar {
   /** @param actions {{newChat(), open(id), rename(id, title), pin(id, pinned), remove(id), more(), settings(), toggleTheme(), help()}} */
   constructor(actions) {
     this.actions = actions;
-    this.list = h("nav", { class: "chat-list", "aria-label": "Chats" });
+    this.list = h("nav", { class: "chat-list", "aria-label": "Chats", "aria-describedby": "chat-list-keys" });
     this.more = h("button", { type: "button", class: "ghost more", hidden: true, onclick: () => actions.more() }, "Show older chats");
     this.el = h("aside", { class: "sidebar", id: "sidebar" },
       h("div", { class: "sidebar-top" },
         h("span", { class: "brand" }, h("img", { src: "icons/numi.svg", alt: "", width: 22, height: 22 }), "Numi"),
         h("button", { type: "button", class: "primary new-chat", "aria-label": "New chat (Ctrl+N)", "aria-keyshortcuts": "Control+N Meta+N", onclick: () => actions.newChat() }, "+ New chat")),
+      h("p", { class: "sr-only", id: "chat-list-keys" }, "Up and Down arrows move between chats, Enter opens, F2 renames, Delete deletes."),
       this.list, this.more,
       h("div", { class: "sidebar-bottom" },
         h("button", { type: "button", class: "ghost", "aria-label": "Settings (Ctrl+,)", onclick: () => actions.settings() }, "⚙ Settings"),
@@ -24,6 +25,12 @@ export class Sidebar {
     this.menuFor = null;
     // Delegated: a click on a chat re-renders the list (the current chat changes), so a
     // listener on the clicked row could be gone by the second click of a double-click.
+    this.list.addEventListener("keydown", (e) => this._key(e));
+    // One chat row is in the Tab order at a time (roving tabindex): the one last focused.
+    this.list.addEventListener("focusin", (e) => {
+      const row = e.target.closest?.(".chat-item");
+      if (row && !row.classList.contains("renaming")) this._rove(row);
+    });
     this.list.addEventListener("dblclick", (e) => {
       const row = e.target.closest?.(".chat-item");
       if (!row || row.classList.contains("renaming")) return;
@@ -63,9 +70,50 @@ export class Sidebar {
     this.rebuilding = true;
     this.list.replaceChildren(...groups);
     this.rebuilding = false;
+    const rowOf = (id) => id && this.list.querySelector(`.chat-item[data-id="${CSS.escape(id)}"]:not(.renaming)`);
+    const afterRow = !rowOf(focusedId) && this.focusAfter && rowOf(this.focusAfter);
+    const focusRow = rowOf(focusedId) || afterRow;
+    this._rove(focusRow || rowOf(this.roving) || rowOf(current) || this.list.querySelector(".chat-item:not(.renaming)"));
     if (this.renameInput?.isConnected && document.activeElement !== this.renameInput) this.renameInput.focus();
-    else if (focusedId) this.list.querySelector(`.chat-item[data-id="${CSS.escape(focusedId)}"] .chat-link`)?.focus();
+    else if (focusRow && (focusedId || document.activeElement === document.body || !document.activeElement)) {
+      focusRow.querySelector(".chat-link")?.focus();
+    }
+    if (afterRow) this.focusAfter = null;
     this.more.hidden = !app.chatsCursor;
+  }
+
+  /** Make `row` the chat row that Tab reaches; the others are reached with the arrows. */
+  _rove(row) {
+    if (!row) return;
+    this.roving = row.dataset.id;
+    for (const el of this.list.querySelectorAll(".chat-link, .item-menu")) {
+      el.tabIndex = el.closest(".chat-item") === row ? 0 : -1;
+    }
+  }
+
+  /** Up/Down/Home/End move between chats, Enter opens (the link), F2 renames, Delete/Backspace deletes. */
+  _key(e) {
+    const link = e.target.closest?.(".chat-link");
+    if (!link || e.altKey || e.ctrlKey || e.metaKey) return;
+    const row = link.closest(".chat-item");
+    const links = [...this.list.querySelectorAll(".chat-item:not(.renaming) .chat-link")];
+    const at = links.indexOf(link);
+    const move = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: links.length - 1 }[e.key];
+    if (move !== undefined) {
+      e.preventDefault();
+      links[Math.max(0, Math.min(links.length - 1, move))]?.focus();
+    } else if (e.key === "F2") {
+      e.preventDefault();
+      this.menuFor = null;
+      this.renaming = row.dataset.id;
+      this.render();
+    } else if (e.key === "Delete" || e.key === "Backspace") {
+      e.preventDefault();
+      // Focus goes on to the next chat (or the one before) once the row is gone.
+      const next = links[at + 1] || links[at - 1];
+      this.focusAfter = next?.closest(".chat-item").dataset.id || null;
+      this.actions.remove(row.dataset.id);
+    }
   }
 
   _item(chat, current) {
@@ -92,14 +140,15 @@ export class Sidebar {
       return h("div", { class: "chat-item renaming", dataset: { id: chat.id } }, input);
     }
     const marks = [];
-    if (chat.running) marks.push(h("span", { class: "mark running", title: "A reply is being written", "aria-label": "running" }));
-    else if (chat.unread) marks.push(h("span", { class: "mark unread", title: "New reply", "aria-label": "unread" }));
+    if (chat.running) marks.push(h("span", { class: "mark running", role: "img", title: "A reply is being written", "aria-label": "running" }));
+    else if (chat.unread) marks.push(h("span", { class: "mark unread", role: "img", title: "New reply", "aria-label": "unread" }));
     const link = h("a", {
       class: "chat-link", href: `#/c/${encodeURIComponent(chat.id)}`,
-      "aria-current": chat.id === current ? "page" : null,
-    }, chat.pinned ? h("span", { class: "pin", "aria-label": "pinned" }, "📌") : null, h("span", { class: "chat-name" }, title), ...marks);
+      "aria-current": chat.id === current ? "page" : null, tabindex: -1,
+      "aria-keyshortcuts": "ArrowUp ArrowDown Enter F2 Delete",
+    }, chat.pinned ? h("span", { class: "pin", role: "img", "aria-label": "pinned" }, "📌") : null, h("span", { class: "chat-name" }, title), ...marks);
     const menuBtn = h("button", {
-      type: "button", class: "ghost icon-btn item-menu", "aria-label": `Options for ${title}`, "aria-haspopup": "menu",
+      type: "button", class: "ghost icon-btn item-menu", "aria-label": `Options for ${title}`, "aria-haspopup": "menu", tabindex: -1,
       "aria-expanded": this.menuFor === chat.id ? "true" : "false",
       onclick: (e) => { e.stopPropagation(); this.menuFor = this.menuFor === chat.id ? null : chat.id; this.render(); },
     }, "⋯");
