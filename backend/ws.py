@@ -219,7 +219,9 @@ def chat_socket(ws, chat_id):
                 Chat.update(unread=False).where(Chat.id == chat_id).execute()
         connection = Connection(ws, runtime().registry, chat_id)
         start = _start_point()
-        if start is not None:
+        if isinstance(start, str):
+            connection._error("bad_request", start)  # and the socket starts live
+        elif start is not None:
             # Resuming at connect time, before any live event is sent, leaves no
             # window in which live events could overtake the replay.
             connection.resume(*start)
@@ -229,11 +231,16 @@ def chat_socket(ws, chat_id):
         _hang_up(ws, raw)
 
 
-def _start_point() -> tuple[int, str | None] | None:
-    """`?after_event_id=N[&epoch=E]` on the upgrade URL: a resume done at connect time."""
+def _start_point() -> tuple[int, str | None] | str | None:
+    """`?after_event_id=N[&epoch=E]` on the upgrade URL: a resume done at connect time.
+
+    None without one; a message for the client when the value is not a count.
+    """
     value = request.args.get("after_event_id")
-    if value is None or not value.isdigit():
+    if value is None:
         return None
+    if not value.isdigit() or len(value) > 18:
+        return "\"after_event_id\" in the address must be a whole number, 0 or more; the socket starts live."
     return int(value), request.args.get("epoch") or None
 
 

@@ -1,5 +1,4 @@
 """Bad input on the socket gets a clear error and loses nothing."""
-import json
 import socket
 
 import pytest
@@ -154,3 +153,12 @@ def test_locked_database_refuses_send_clearly_and_loses_nothing(setup_with):
     assert sock.until("accepted", request_id="r2")["queued"] is False
     assert sock.until("turn_end")["status"] == "completed"
     assert [m["content"] for m in s.messages(chat)][:2] == [m["content"] for m in before]
+
+
+def test_a_bad_resume_point_in_the_url_is_refused_clearly(setup):
+    chat = setup.chat(title="t")
+    sock = setup.socket(chat, query="after_event_id=-3")
+    error = sock.until("error")
+    assert error["code"] == "bad_request" and "after_event_id" in error["message"]
+    sock.send(type="ping")
+    sock.until("pong")

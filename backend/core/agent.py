@@ -8,7 +8,6 @@ partial text kept; before that, retryable failures are retried.
 """
 from __future__ import annotations
 
-import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -336,10 +335,3 @@ class AgentLoop:
             return future
         return self.pool.submit(toolbox.execute, tool, call, self.cancel)
 
-
-def arguments_object(call: ToolCall):
-    """The call's arguments for display: parsed when they are JSON, else the raw text."""
-    try:
-        return json.loads(call.arguments) if call.arguments.strip() else {}
-    except json.JSONDecodeError:
-        return call.arguments

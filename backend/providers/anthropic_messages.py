@@ -23,12 +23,12 @@ from typing import Any, Iterator
 
 import anthropic
 
-from backend.core.errors import BadResponse, ConnectionFailed, ProviderError, ProviderTimeout
+from backend.core.errors import BadResponse, ProviderError
 from backend.core.types import (Message, ModelRequest, ProviderConfig, ReasoningDelta,
                                 ReasoningDetail, StepEnd, StreamEvent, TextDelta, ToolCallDelta,
                                 ToolCallStart, Usage)
 
-from . import CONNECT_TIMEOUT, StreamControl
+from . import StreamControl
 from .chat_completions import (PLACEHOLDER_KEY, _ErrorMapper, _estimate_tokens, _retry_after,
                                _timeout)
 from .relay import relay
@@ -391,32 +391,9 @@ class _AnthropicErrors(_ErrorMapper):
     """Chat Completions' sentences, with Anthropic's exceptions, error events,
     `overloaded_error` (HTTP 529) and base-URL advice."""
 
-    def map(self, exc: BaseException) -> ProviderError | None:
-        import httpx2
-        if isinstance(exc, anthropic.APIStatusError):
-            return self.status(exc.status_code, exc.body, exc.response.headers)
-        if isinstance(exc, anthropic.APITimeoutError):
-            if isinstance(exc.__cause__, httpx2.ConnectTimeout):
-                return ConnectionFailed(
-                    f"Could not reach {self.name} at {self.base_url} (no connection within "
-                    f"{CONNECT_TIMEOUT:g} s). Is the server running?", retryable=True)
-            return ProviderTimeout(f"{self.name} did not answer within {self.p.timeout:g} s.",
-                                   retryable=True)
-        if isinstance(exc, anthropic.APIConnectionError):
-            cause = exc.__cause__
-            if isinstance(cause, httpx2.ConnectError) or (cause is None and not self.started):
-                reason = self.scrub(str(cause), 120) if cause else ""
-                return ConnectionFailed(
-                    f"Could not reach {self.name} at {self.base_url}"
-                    f"{f' ({reason})' if reason else ''}. Is the server running?", retryable=True)
-            return self.dropped()
-        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
-            doc = getattr(exc, "doc", "") or ""
-            return BadResponse(
-                f"{self.name} sent data that is not Anthropic Messages JSON"
-                f"{f' ({self.scrub(doc, 80)!r})' if doc else ''}. Check that the base URL "
-                f"{self.base_url} points at an Anthropic-compatible API.")
-        return super().map(exc)  # httpx2 transport errors and timeouts
+    sdk = anthropic
+    wire = "Anthropic Messages"
+    expected = "an Anthropic-compatible API"
 
     def in_stream(self, error: Any) -> ProviderError:
         """An `event: error` after the stream started (e.g. overloaded_error)."""

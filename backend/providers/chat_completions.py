@@ -290,18 +290,24 @@ class _ErrorMapper:
         text = " ".join(text.split())
         return text if len(text) <= limit else text[:limit - 1] + "…"
 
+    # What differs between the adapters that share this mapper.
+    sdk: Any = openai  # the SDK whose exception classes are mapped
+    wire = "Chat Completions"
+    expected = "an OpenAI-compatible API"
+
     def map(self, exc: BaseException) -> ProviderError | None:
         import httpx2
-        if isinstance(exc, openai.APIStatusError):
+        sdk = self.sdk
+        if isinstance(exc, sdk.APIStatusError):
             return self.status(exc.status_code, exc.body, exc.response.headers)
-        if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc, sdk.APITimeoutError):
             if isinstance(exc.__cause__, httpx2.ConnectTimeout):
                 return ConnectionFailed(
                     f"Could not reach {self.name} at {self.base_url} (no connection within "
                     f"{CONNECT_TIMEOUT:g} s). Is the server running?", retryable=True)
             return ProviderTimeout(f"{self.name} did not answer within {self.p.timeout:g} s.",
                                    retryable=True)
-        if isinstance(exc, openai.APIConnectionError):
+        if isinstance(exc, sdk.APIConnectionError):
             cause = exc.__cause__
             if isinstance(cause, httpx2.ConnectError) or (cause is None and not self.started):
                 reason = self.scrub(str(cause), 120) if cause else ""
@@ -316,9 +322,9 @@ class _ErrorMapper:
         if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
             doc = getattr(exc, "doc", "") or ""
             return BadResponse(
-                f"{self.name} sent data that is not Chat Completions JSON"
+                f"{self.name} sent data that is not {self.wire} JSON"
                 f"{f' ({self.scrub(doc, 80)!r})' if doc else ''}. Check that the base URL "
-                f"{self.base_url} points at an OpenAI-compatible API.")
+                f"{self.base_url} points at {self.expected}.")
         return None
 
     def in_stream(self, error: Any) -> ProviderError:

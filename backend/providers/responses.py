@@ -308,14 +308,8 @@ class _ResponsesErrors(_ErrorMapper):
     """The Chat Completions mapper, with the Responses API's own words and
     its in-stream failures (`response.failed`, `error` events)."""
 
-    def map(self, exc: BaseException) -> ProviderError | None:
-        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
-            doc = getattr(exc, "doc", "") or ""
-            return BadResponse(
-                f"{self.name} sent data that is not Responses API JSON"
-                f"{f' ({self.scrub(doc, 80)!r})' if doc else ''}. Check that the base URL "
-                f"{self.base_url} points at an API that offers /responses.")
-        return super().map(exc)
+    wire = "Responses API"
+    expected = "an API that offers /responses"
 
     def html(self) -> ProviderError:
         return BadResponse(f"{self.name} answered with a web page instead of a Responses API stream. "

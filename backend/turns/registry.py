@@ -137,9 +137,6 @@ class TurnRegistry:
         with self._lock:
             return {cid for cid, s in self._chats.items() if s.turn is not None}
 
-    def current_turn(self, chat_id: str) -> Turn | None:
-        return self._state(chat_id).turn
-
     def queue_items(self, chat_id: str) -> list[dict]:
         state = self._state(chat_id)
         with self._lock:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-import time
 
 from backend.core import agent
 from backend.core.cancel import CancelToken
@@ -243,10 +242,6 @@ class Turn:
             pending[1] = decision
         pending[0].set()
         return True
-
-    def pending_approvals(self) -> list[str]:
-        with self._approvals_lock:
-            return list(self._approvals)
 
 
 def _rule_key(chat_id: str) -> str:
