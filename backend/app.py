@@ -6,9 +6,9 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flask import Flask, current_app, send_from_directory
+from flask import Flask, current_app
 
-from backend import __version__, errors, security
+from backend import __version__, errors, security, web_assets
 from backend.store.db import db
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
@@ -62,12 +62,5 @@ def create_app(config: Config) -> Flask:
     def health():
         return {"ok": True, "version": __version__}
 
-    @app.get("/")
-    def index():
-        return send_from_directory(WEB_DIR, "index.html")
-
-    @app.get("/<path:name>")
-    def static_file(name):
-        return send_from_directory(WEB_DIR, name)
-
+    web_assets.init_app(app, WEB_DIR)
     return app

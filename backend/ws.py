@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections import deque
 
 from flask import request
@@ -35,6 +36,13 @@ CLOSE_UNKNOWN_CHAT = 4404
 CLOSED_CHECK_S = 1.0
 # A socket that says nothing after connecting is sent live events after this long.
 START_GRACE_S = 1.0
+# Text frames go out at most this often (0: no limit). A model can write a thousand
+# deltas a second; a window draws sixty frames. Holding the next text frame until
+# this much time has passed since the last lets coalesce() merge what arrives
+# meanwhile, so the client parses and applies one frame where it would have had
+# ten. At ordinary rates (deltas further apart than this) nothing waits.
+TEXT_PACE_S = float(os.environ.get("NUMI_WS_TEXT_PACE_MS", "8")) / 1000
+TEXT_TYPES = ("content", "reasoning")
 
 
 class _LockedSocket:
@@ -100,15 +108,22 @@ class Connection:
             # behind them and the client would see text twice or out of order.
             # Nothing is lost meanwhile; the cursor stays at the connect point.
             self.started.wait(START_GRACE_S)
+            last_text = 0.0
             while True:
                 self.sub.wake.wait()
                 self.sub.wake.clear()
                 if self.closed:
                     break
+                hold = last_text + TEXT_PACE_S - time.monotonic()
+                if hold > 0:
+                    time.sleep(hold)
                 # Hub events first: a direct answer (an error for a frame) must not
                 # overtake events the hub published before that frame was handled.
-                for event in coalesce(self.sub.pull()) + self._take_direct():
+                events = coalesce(self.sub.pull()) + self._take_direct()
+                for event in events:
                     self.ws.send(encode(event))
+                if any(e["type"] in TEXT_TYPES for e in events):
+                    last_text = time.monotonic()
         except (ConnectionClosed, OSError):
             pass
         finally:
@@ -217,6 +232,7 @@ def chat_socket(ws, chat_id):
         if chat.unread:
             with db.atomic():
                 Chat.update(unread=False).where(Chat.id == chat_id).execute()
+            runtime().registry.app_events.chat_changed(chat_id)
         connection = Connection(ws, runtime().registry, chat_id)
         start = _start_point()
         if isinstance(start, str):
@@ -263,4 +279,6 @@ def _hang_up(ws, raw) -> None:
 
 
 def init_app(app) -> None:
+    from backend import ws_app  # noqa: F401  registers /ws/_app on `sock` before it is attached
+
     sock.init_app(app)

@@ -166,3 +166,26 @@ class Socket:
 
     def close(self) -> None:
         self.ws.close()
+
+
+class AppSocket(Socket):
+    """A client of /ws/_app (app-wide chat events). It returns once `ready` arrived:
+    from then on every chat change reaches it."""
+
+    def __init__(self, server: "ServerProcess", headers: dict | None = None):
+        super().__init__(server, "_app", headers)
+        self.until("ready")
+
+    def chat(self, chat_id: str, timeout: float = 15.0, **fields) -> dict:
+        """Read until a `chat_changed` of `chat_id` with the given field values; return its chat."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no chat_changed {chat_id} {fields} within {timeout}s; "
+                                   f"got {self.events[-20:]}")
+            event = self.recv(left)
+            chat = event.get("chat") or {}
+            if (event["type"] == "chat_changed" and chat.get("id") == chat_id
+                    and all(chat.get(k) == v for k, v in fields.items())):
+                return chat

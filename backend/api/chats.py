@@ -34,6 +34,11 @@ def _chat_json(chat: Chat, full: bool = True) -> dict:
     return chat_to_dict(chat, chat.id in _running(), full=full)
 
 
+def _changed(chat_id: str) -> None:
+    """Tell open windows' chat lists (/ws/_app); called once the change is committed."""
+    runtime().registry.app_events.chat_changed(chat_id)
+
+
 def _chat(chat_id: str, *, include_deleted: bool = False) -> Chat:
     chat = Chat.get_or_none(Chat.id == chat_id)
     if chat is None or (chat.deleted_at is not None and not include_deleted):
@@ -146,6 +151,7 @@ def create_chat():
             if default and ModelEntry.get_or_none(ModelEntry.id == default):
                 changes["model_id"] = default
         chat = Chat.create(**changes)
+    _changed(chat.id)
     return _chat_json(chat), 201
 
 
@@ -165,6 +171,7 @@ def patch_chat(chat_id):
         if set(changes) - ORGANISING_FIELDS - {"folder"}:
             chat.updated_at = now()
         chat.save()
+    _changed(chat.id)
     return _chat_json(chat)
 
 
@@ -185,6 +192,7 @@ def delete_chat(chat_id):
         elif chat.deleted_at is None:
             chat.deleted_at = now()
             chat.save()
+    _changed(chat_id)  # chat_removed
     return "", 204
 
 
@@ -195,6 +203,7 @@ def restore_chat(chat_id):
         if chat.deleted_at is not None:
             chat.deleted_at = None
             chat.save()
+    _changed(chat.id)
     return _chat_json(chat)
 
 

@@ -13,6 +13,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from backend.app_events import AppEvents
 from backend.core import agent
 from backend.core.tools import ToolRegistry
 from backend.store.db import db, now
@@ -69,6 +70,8 @@ class TurnRegistry:
         self._closing = False
         self._stopped = threading.Event()
         self._flusher = threading.Thread(target=self._flush_forever, name="flusher", daemon=True)
+        # Chat-level changes for every window's chat list (/ws/_app).
+        self.app_events = AppEvents(self.is_running)
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -99,6 +102,7 @@ class TurnRegistry:
             while thread.is_alive() and not deadline.is_set():
                 thread.join(0.1)
         timer.cancel()
+        self.app_events.close()
         self._stopped.set()
         if self._flusher.is_alive():
             self._flusher.join(1.0)
@@ -137,6 +141,11 @@ class TurnRegistry:
         with self._lock:
             return {cid for cid, s in self._chats.items() if s.turn is not None}
 
+    def is_running(self, chat_id: str) -> bool:
+        """Lock-free on purpose: app_events calls it while this registry's lock may be held elsewhere."""
+        state = self._chats.get(chat_id)
+        return state is not None and state.turn is not None
+
     def queue_items(self, chat_id: str) -> list[dict]:
         state = self._state(chat_id)
         with self._lock:
@@ -171,6 +180,7 @@ class TurnRegistry:
             if queued:
                 state.queue.append(row.id)
                 self._publish_queue(chat_id)
+                self.app_events.chat_changed(chat_id)  # new activity moves it up the list
             else:
                 self._start(state, chat_id, row.id)
             return {"request_id": request_id, "message_id": row.id, "queued": queued, "duplicate": False}
@@ -295,6 +305,7 @@ class TurnRegistry:
         state.thread = threading.Thread(target=self._work, args=(state, chat_id), name=f"turn-{chat_id}",
                                         daemon=True)
         state.thread.start()
+        self.app_events.chat_changed(chat_id)  # running
 
     def _work(self, state: _ChatState, chat_id: str) -> None:
         with db.connection_context():
@@ -306,6 +317,7 @@ class TurnRegistry:
                     if self._closing or not state.queue:
                         state.turn = state.thread = None
                         turn.publish("turn_end", status=status)
+                        self.app_events.chat_changed(chat_id)  # not running; maybe unread
                         return
                     next_id = state.queue.pop(0)
                     with db.atomic():
@@ -313,6 +325,7 @@ class TurnRegistry:
                     state.turn = Turn(self, chat_id, next_id)
                     turn.publish("turn_end", status=status)
                     self._publish_queue(chat_id)
+                    self.app_events.chat_changed(chat_id)  # still running, newer activity
 
     def _after_turn(self, chat_id: str, turn: Turn, status: str) -> None:
         if turn.hub.subscriber_count == 0:

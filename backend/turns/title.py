@@ -44,5 +44,6 @@ def maybe_title(registry, chat_id: str, model_id: str | None) -> None:
                 updated = Chat.update(title=title).where((Chat.id == chat_id) & (Chat.title == "")).execute()
             if updated:
                 registry.hub(chat_id).publish("title_update", None, title=title)
+                registry.app_events.chat_changed(chat_id)
     except Exception as exc:
         log.warning("could not title chat %s: %s", chat_id, exc)

@@ -27,3 +27,7 @@ test("without a DOM to sanitize with, the text is shown escaped", () => {
   const html = renderMarkdown("<script>alert(1)</script>\n**bold**");
   assert.equal(html, "<p>&lt;script&gt;alert(1)&lt;/script&gt;<br>**bold**</p>");
 });
+
+test("reply headings start at h3, under the page's own h1 and h2", () => {
+  assert.match(toHtml("# Title\n\n## Part\n\n###### Deep"), /^<h3>Title<\/h3>\n<h4>Part<\/h4>\n<h6>Deep<\/h6>/);
+});

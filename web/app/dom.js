@@ -1,5 +1,5 @@
 // Small DOM helpers. Everything goes through textContent or properties, never
-// innerHTML: the only HTML the page ever parses is renderMarkdown's sanitized output
+// innerHTML: model text reaches the page only as renderFragment's sanitized nodes
 // (see stream-render.js), so model text can never become markup by accident.
 
 /**

@@ -2,12 +2,15 @@
 // sidebar's and chat's actions to the API, and run the one render loop (store.js).
 import { h } from "./dom.js";
 import { get, post, patch, del, onApiError } from "./api.js";
-import { app, schedule, onRender, setChats, patchChatInList } from "./store.js";
+import { app, schedule, onRender, setChats, patchChatInList, applyChatFrame } from "./store.js";
+import { readIfOpen } from "../js/chat-list.js";
+import { AppSocket } from "./app-socket.js";
 import { parseRoute, onRoute, go, chatPath } from "./router.js";
 import { loadMarkdown } from "./markdown-loader.js";
+import { holdUntil } from "./render-queue.js";
 import { reloadCatalog } from "./catalog.js";
 import { apply as applyTheme, toggleTheme } from "./theme.js";
-import { ChatSession } from "./chat-session.js";
+import { ChatSession, prefetch } from "./chat-session.js";
 import { Sidebar } from "./views/sidebar.js";
 import { ChatView } from "./views/chat.js";
 import { SettingsView } from "./views/settings.js";
@@ -25,6 +28,9 @@ let firstSend = null;     // {chatId, text}: a new chat's first message, sent on
 
 let chatsLoading = null;
 let chatsAgain = false;
+let replay = null;  // app-socket frames that arrived while a list read was in flight
+const openChatId = () => (app.route.name === "chat" ? app.route.chatId : null);
+
 /** Reload the chat list; calls made while one is in flight collapse into one more. */
 async function refreshChats() {
   if (chatsLoading) { chatsAgain = true; return chatsLoading; }
@@ -32,12 +38,25 @@ async function refreshChats() {
     try {
       do {
         chatsAgain = false;
+        replay = [];
         const page = await get("/api/chats?limit=50");
-        setChats(page.items, page.next_cursor);
+        const missed = replay;
+        setChats(page.items.map((c) => readIfOpen(c, openChatId())), page.next_cursor);
+        // A frame that came during the read may be older or newer than its answer. Frames
+        // arrive in the order the server read them, so applying them again on top ends
+        // at the newest state either way (an older one is followed by its successor).
+        for (const frame of missed) applyChatFrame(frame, openChatId());
       } while (chatsAgain);
-    } catch { /* shown by onApiError */ } finally { chatsLoading = null; }
+    } catch { /* shown by onApiError */ } finally { chatsLoading = null; replay = null; }
   })();
   return chatsLoading;
+}
+
+/** A frame of /ws/_app: a chat's new state, a deleted chat, or "read the list again". */
+function onAppFrame(frame) {
+  if (frame.type === "resync") { refreshChats(); return; }
+  replay?.push(frame);
+  applyChatFrame(frame, openChatId());
 }
 
 async function moreChats() {
@@ -100,7 +119,7 @@ const actions = {
     try {
       const chat = await post("/api/chats", body);
       firstSend = { chatId: chat.id, text };
-      setChats([chat, ...app.chats]);
+      setChats([chat, ...app.chats.filter((c) => c.id !== chat.id)]); // its app-socket frame may have come first
       go(chatPath(chat.id));
       return true;
     } catch (err) {
@@ -122,10 +141,27 @@ const actions = {
     if (s?.chat) openChatSettings(s.chat, (chat) => s.setChat(chat));
   },
   closeSidebar() { closeSidebar(); },
-  openSidebar() { root.classList.add("sidebar-open"); sidebar.el.querySelector("a, button")?.focus(); },
+  openSidebar() {
+    root.classList.add("sidebar-open");
+    drawerOpen(true);
+    sidebar.el.querySelector("a, button")?.focus();
+  },
 };
 
-function closeSidebar() { root.classList.remove("sidebar-open"); }
+function closeSidebar() {
+  if (!root.classList.contains("sidebar-open")) return;
+  root.classList.remove("sidebar-open");
+  drawerOpen(false);
+}
+
+/** The narrow-window drawer: while it is open the page behind it takes no focus. */
+function drawerOpen(open) {
+  mainEl.inert = open;
+  for (const b of mainEl.querySelectorAll(".drawer-toggle")) b.setAttribute("aria-expanded", String(open));
+  if (!open && (!document.activeElement || document.activeElement === document.body || sidebar.el.contains(document.activeElement))) {
+    focusComposer();
+  }
+}
 
 const sessionHooks = {
   onTitle: (id, title) => patchChatInList(id, { title }),
@@ -200,15 +236,33 @@ onRender(() => {
   view?.render();
 });
 
+/** Resolves once the next frame has been painted. */
+function afterPaint() {
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+}
+
 async function start() {
   applyTheme();
   root.replaceChildren(signedOut, h("div", { class: "shell" }, sidebar.el, h("div", { class: "scrim", onclick: closeSidebar }), mainEl));
   mountToasts(document.body);
   installShortcuts(actions, () => app.session, () => view, sidebar);
-  // History and the list are useful even when the catalog fails to load, so neither waits for the other.
-  await Promise.allSettled([loadMarkdown(), reloadCatalog(), refreshChats()]);
+  // Live markers for chats that are not open. On every (re)connect the list is read once
+  // after `ready`: a change made while the socket was down would otherwise be missed.
+  new AppSocket({ onReady: () => refreshChats(), onFrame: onAppFrame, shouldStop: () => app.signedOut });
+  // A chat in the address opens at once, alongside the app's own data: its text
+  // shows as written until the Markdown module is in (render-queue holds it).
+  const first = parseRoute();
+  if (first.name === "chat") prefetch(first.chatId);
   onRoute(show);
-  await show(parseRoute());
+  const shown = first.name === "chat" ? show(first) : null;
+  // Evaluating the Markdown libraries takes the main thread for a while: a chat opened
+  // from the address is painted (as written) first, and formatted right after.
+  const markdown = (shown ? shown.then(afterPaint) : Promise.resolve()).then(loadMarkdown);
+  holdUntil(markdown);
+  // History and the list are useful even when the catalog fails to load, so neither waits for the other.
+  await Promise.allSettled([markdown, reloadCatalog(), refreshChats()]);
+  // First run or a new chat: that depends on the providers, so it waits for them.
+  await (shown ?? show(parseRoute()));
   // The list may be stale after the window was hidden (other chats finished meanwhile).
   document.addEventListener("visibilitychange", () => { if (!document.hidden) refreshChats(); });
   window.addEventListener("focus", () => refreshChats());

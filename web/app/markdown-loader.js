@@ -1,4 +1,4 @@
-// renderMarkdown lives in web/js/markdown.js (marked + DOMPurify, vendored). It is
+// renderFragment lives in web/js/markdown.js (marked + DOMPurify, vendored). It is
 // loaded once at start; if it is missing or broken the UI still works and shows
 // model text as plain text, which is always safe.
 let render = null;
@@ -6,7 +6,7 @@ let render = null;
 export async function loadMarkdown() {
   try {
     const mod = await import("../js/markdown.js");
-    render = typeof mod.renderMarkdown === "function" ? mod.renderMarkdown : null;
+    render = typeof mod.renderFragment === "function" ? mod.renderFragment : null;
   } catch (err) {
     console.warn("Markdown renderer unavailable; showing plain text.", err);
     render = null;
@@ -21,21 +21,21 @@ export const hasMarkdown = () => render !== null;
  * images shown as links (the CSP would block them anyway; a person chooses to open).
  */
 export function fillMarkdown(el, text) {
-  if (!render) {
-    el.textContent = text;
-    el.classList.add("plain");
-    return;
-  }
-  // renderMarkdown sanitizes with DOMPurify: this is the one innerHTML in the app.
-  el.innerHTML = render(text);
-  decorate(el);
+  el.replaceChildren(markdownNodes(text));
+  el.classList.toggle("plain", !render);
+}
+
+/** `text` as sanitized, finished Markdown nodes (a fragment), or a text node without a renderer. */
+export function markdownNodes(text) {
+  if (!render) return document.createTextNode(text);
+  // renderFragment sanitizes with DOMPurify and hands back nodes: the page never
+  // parses model output as HTML itself. Decorated before it goes in: no layout yet.
+  const fragment = render(text);
+  decorate(fragment);
+  return fragment;
 }
 
 function decorate(root) {
-  for (const a of root.querySelectorAll("a[href]")) {
-    a.target = "_blank";
-    a.rel = "noopener noreferrer";
-  }
   for (const img of root.querySelectorAll("img")) {
     const src = img.getAttribute("src") || "";
     if (/^(data:|blob:)/i.test(src)) continue;

@@ -31,7 +31,11 @@ export function installShortcuts(actions, session, view, sidebar) {
       sidebar.closeMenu();
       if (document.getElementById("app")?.classList.contains("sidebar-open")) {
         e.preventDefault();
+        // The closed drawer is hidden: focus left inside it would be lost to the page's
+        // start. Give it to the message box, as a closed dialog does.
+        const inDrawer = document.getElementById("sidebar")?.contains(document.activeElement);
         actions.closeSidebar();
+        if (inDrawer) view()?.focus?.();
         return;
       }
       const s = session();

@@ -1,6 +1,7 @@
 // The app's shared state and its one render loop. Anything that changes state
 // calls schedule(); the views re-render at most once per animation frame, and
 // when nothing changes no frame is requested at all (an idle page does no work).
+import { applyChatFrame as listAfterFrame, appendPage } from "../js/chat-list.js";
 
 export const app = {
   route: { name: "new" },
@@ -30,11 +31,20 @@ export function schedule() {
 }
 
 export function setChats(items, cursor, append = false) {
-  const next = append ? app.chats.concat(items) : items;
+  const next = append ? appendPage(app.chats, items) : items;
   // A refresh that changes nothing (the usual case on window focus) draws nothing.
   if ((cursor === undefined || cursor === app.chatsCursor) && JSON.stringify(next) === JSON.stringify(app.chats)) return;
   app.chats = next;
   if (cursor !== undefined) app.chatsCursor = cursor;
+  app.chatsVersion += 1;
+  schedule();
+}
+
+/** A /ws/_app frame (chat_changed / chat_removed) applied to the list; redraws only on a visible change. */
+export function applyChatFrame(frame, openId) {
+  const next = listAfterFrame(app.chats, frame, { openId, more: Boolean(app.chatsCursor) });
+  if (next === app.chats) return;
+  app.chats = next;
   app.chatsVersion += 1;
   schedule();
 }

@@ -1,14 +1,45 @@
-// Incremental Markdown for a growing reply, so streaming costs O(new text):
-// the text is split at its last blank line outside a code fence. Everything before
-// it (the stable head) is rendered once, chunk by chunk, and never touched again;
-// only the open tail after it is re-rendered, at most once per animation frame
-// (the caller batches updates with requestAnimationFrame).
-// When the reply ends, the whole text is rendered once more so constructs split
-// across chunks (a loose list, a reference link) come out exactly as in history.
+// Markdown for a reply, in pieces, so a streaming reply costs O(new text) and a long
+// one never blocks the page.
+//
+// The text is cut only where Markdown itself must end a block: after a blank line
+// (outside a code fence or a raw HTML block) when the next line starts with
+// something that cannot continue what came before (not a space, not a list marker).
+// Rendering the pieces one by one then gives the same HTML as rendering the whole
+// text at once — except a reference-style link whose definition sits in another
+// piece, which stays plain text. So a finished piece is rendered once and kept; only
+// the open tail after the last cut is redrawn (the caller batches updates to one per
+// animation frame), and a reply shown from history is drawn piece by piece through
+// the render queue, newest first, instead of in one long task.
 
-import { fillMarkdown } from "./markdown-loader.js";
+import { fillMarkdown, markdownNodes, hasMarkdown } from "./markdown-loader.js";
+import { later, held } from "./render-queue.js";
 
-const CHECK = 64; // how many trailing characters prove the new text extends the old
+const CHECK = 64;    // how many trailing characters prove the new text extends the old
+// Finished text goes into pieces: a piece closes at the first cut at least this far
+// from its start, so a reply is cut into the same pieces whether it streamed in or
+// came from history. Pieces off screen are skipped by layout and paint (CSS).
+const PIECE = 2000;
+const SYNC = 4000;   // a live update renders up to this much finished text at once
+const TAIL_MS = 100;
+// Text that can only extend the words before it: no line break and nothing Markdown
+// gives a meaning to (emphasis, code, links, HTML, entities, tables, autolinks).
+const PLAIN = /^[^\n\r`*_~\[\]<>&\\!|:@#]*$/;
+const PLAIN_PARENTS = new Set(["P", "LI", "H1", "H2", "H3", "H4", "H5", "H6", "TD", "TH"]);
+const OPEN_FENCE = /^ {0,3}(`{3,}|~{3,})([^\n]*)/;
+
+function closesFence(text, marker) {
+  for (const line of text.split("\n").slice(1)) {
+    const m = line.match(/^ {0,3}(`{3,}|~{3,})\s*$/);
+    if (m && m[1][0] === marker[0] && m[1].length >= marker.length) return true;
+  }
+  return false;
+}
+
+function lastText(root) {
+  let node = root.lastChild;
+  while (node && node.nodeType === Node.ELEMENT_NODE) node = node.lastChild;
+  return node && node.nodeType === Node.TEXT_NODE ? node : null;
+}
 
 export class StreamRenderer {
   constructor(container) {
@@ -18,35 +49,151 @@ export class StreamRenderer {
     this.tail = document.createElement("div");
     this.tail.className = "md-tail";
     this.el.replaceChildren(this.head, this.tail);
-    this.text = "";
-    this.stable = 0; // head covers text[0:stable]; the fence state there is always "closed"
-    this.final = false;
+    this._reset();
   }
 
-  /** Show `text`; `done` renders it whole and freezes it. */
+  /** Show `text`; `done` means it is complete (the whole of it is then kept). */
   update(text, done) {
-    if (this.final && text === this.text) return;
-    if (done) {
-      this.text = text;
-      this.final = true;
-      this.stable = text.length;
-      this.tail.replaceChildren();
-      fillMarkdown(this.head, text);
+    if (text === this.text && done === this.final) return;
+    // A finished reply that goes on (Continue) is drawn afresh: rare, and simplest.
+    if (!this._extends(text) || (this.final && !done)) this._reset();
+    const fresh = this.text === "";
+    this.text = text;
+    this.final = done;
+    // A reply first seen complete (history) is drawn through the queue.
+    if (done) return this._flush(fresh);
+    // Plain words go onto the open tail at once. Anything else waits for the next
+    // flush, at most every TAIL_MS: a fast model then costs twenty parses a second
+    // (and twenty sanitizer runs, each with its own fixed cost), not one per frame.
+    if (this._appendPlain(text.slice(this.stable))) return;
+    const wait = TAIL_MS - (performance.now() - this.tailAt);
+    if (wait <= 0) this._flush(false);
+    else if (!this.timer) this.timer = setTimeout(() => this._flush(false), wait);
+  }
+
+  /** Move finished blocks into the head and redraw the open tail. */
+  _flush(defer) {
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.tailAt = performance.now();
+    const text = this.text;
+    const cuts = safeCuts(text, this.stable);
+    const end = this.final ? text.length : cuts.length ? cuts[cuts.length - 1] : this.stable;
+    if (end > this.stable) this._finish(end, cuts, defer);
+    this._drawTail();
+  }
+
+  _drawTail() {
+    const open = this.text.slice(this.stable);
+    if (this._appendPlain(open)) return;
+    this.drawn = null;
+    if (!open) {
+      if (this.tail.firstChild) this.tail.replaceChildren();
       return;
     }
-    if (this.final || !this._extends(text)) this._reset();
-    this.text = text;
-    const cut = lastBlockBoundary(text, this.stable);
-    if (cut > this.stable) {
-      const chunk = document.createElement("div");
-      chunk.className = "md-chunk";
-      fillMarkdown(chunk, text.slice(this.stable, cut));
-      this.head.append(chunk);
-      this.stable = cut;
+    const fence = open.match(OPEN_FENCE);
+    if (fence && hasMarkdown() && !closesFence(open, fence[1])) {
+      this._drawOpenCode(open, fence);
+      return;
     }
-    const open = text.slice(this.stable);
-    if (open) fillMarkdown(this.tail, open);
-    else this.tail.replaceChildren();
+    fillMarkdown(this.tail, open);
+    // Where the next plain words may go without parsing again: the last text, when it
+    // ends a block (a paragraph, an item, a heading or a cell), not a link or emphasis.
+    const last = lastText(this.tail);
+    if (last && PLAIN_PARENTS.has(last.parentNode.nodeName) && !/\s$/.test(open)) {
+      this.drawn = { node: last, from: this.stable, length: open.length };
+    }
+  }
+
+  /**
+   * Words without any Markdown in them that extend the last drawn paragraph are added
+   * as text: most deltas, at the cost of a string append. Autolinks (www.…) in them
+   * show as links at the next full draw, at the latest when the block is finished.
+   */
+  _appendPlain(open) {
+    const d = this.drawn;
+    if (!d || d.from !== this.stable || open.length < d.length || !d.node.isConnected) return false;
+    const added = open.slice(d.length);
+    if (!PLAIN.test(added)) return false;
+    if (added) d.node.appendData(added);
+    d.length = open.length;
+    return true;
+  }
+
+  /** A code block still being written: its text as is, highlighted once it is finished. */
+  _drawOpenCode(open, fence) {
+    const nl = open.indexOf("\n");
+    const code = nl === -1 ? "" : open.slice(nl + 1);
+    let c = this.openCode;
+    if (!c || c.from !== this.stable || !c.el.isConnected) {
+      const lang = (fence[2] || "").trim().split(/\s+/)[0];
+      const label = document.createElement("span");
+      label.textContent = lang || "code";
+      const copy = document.createElement("button");
+      copy.type = "button";
+      copy.className = "code-copy";
+      copy.textContent = "Copy";
+      copy.setAttribute("aria-label", "Copy code");
+      const bar = document.createElement("div");
+      bar.className = "code-bar";
+      bar.append(label, copy);
+      const el = document.createElement("code");
+      const pre = document.createElement("pre");
+      pre.append(el);
+      const wrap = document.createElement("div");
+      wrap.className = "code-wrap";
+      wrap.append(bar, pre);
+      this.tail.replaceChildren(wrap);
+      this.tail.classList.remove("plain");
+      c = this.openCode = { el, from: this.stable, shown: "" };
+    }
+    if (code.startsWith(c.shown)) c.el.append(code.slice(c.shown.length));
+    else c.el.textContent = code;
+    c.shown = code;
+  }
+
+  /** Move text[stable:end] into the head, split into pieces only at `cuts`. */
+  _finish(end, cuts, defer) {
+    const deferred = defer || end - this.stable > SYNC;
+    let start = this.stable;
+    for (const at of cuts.filter((c) => c > start && c < end).concat(end)) {
+      const closes = at - (this.piece ? this.pieceStart : start) >= PIECE;
+      if (!closes && at !== end) continue;
+      this._add(start, at, deferred);
+      start = at;
+      if (closes) this.piece = null;
+    }
+    this.stable = end;
+  }
+
+  /** Append text[from:to] to the open piece (opening one if none is). */
+  _add(from, to, deferred) {
+    if (!this.piece) {
+      this.piece = document.createElement("div");
+      this.piece.className = "md-chunk";
+      this.pieceStart = from;
+      this.head.append(this.piece);
+    }
+    const raw = this.text.slice(from, to);
+    // Until the Markdown module is in, history waits for it (showing its text).
+    deferred ||= held();
+    if (!deferred) {
+      this.piece.append(markdownNodes(raw));
+      this.piece.classList.toggle("plain", !hasMarkdown());
+      return;
+    }
+    // Until its turn comes the text stands as it is, so nothing jumps far.
+    const stand = document.createElement("div");
+    stand.className = "md-pending";
+    stand.textContent = raw;
+    this.piece.append(stand);
+    const gen = this.gen;
+    const piece = this.piece;
+    later(() => {
+      if (gen !== this.gen || !stand.isConnected) return;
+      stand.replaceWith(markdownNodes(raw));
+      piece.classList.toggle("plain", !hasMarkdown()); // the module failed: text as written
+    });
   }
 
   _extends(text) {
@@ -57,35 +204,74 @@ export class StreamRenderer {
   }
 
   _reset() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.drawn = null;
+    this.openCode = null;
+    this.tailAt = 0;
+    this.gen = (this.gen || 0) + 1; // pieces still queued for the old text are dropped
     this.head.replaceChildren();
     this.tail.replaceChildren();
     this.text = "";
-    this.stable = 0;
+    this.stable = 0; // the head holds text[0:stable]; a cut, so outside any fence
     this.final = false;
+    this.piece = null; // the last piece while it may still grow
+    this.pieceStart = 0;
   }
 }
 
+// A line that opens a raw HTML block running across blank lines, and what ends it.
+const RAW_HTML = [
+  [/^ {0,3}<(pre|script|style|textarea)(?:\s|>|$)/i, /<\/(?:pre|script|style|textarea)>/i],
+  [/^ {0,3}<!--/, /-->/],
+];
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+// A list item's first line (a thematic break like "- - -" counts too: that only
+// costs a cut, never correctness).
+const LIST_ITEM = /^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)/;
+// After a blank line inside a list, a line starting with one of these may still
+// belong to it: an indent (the item's next paragraph) or another item.
+const MAY_CONTINUE_LIST = /[\s\-+*0-9]/;
+
 /**
- * The end of the last blank line after `from` that lies outside a code fence,
- * or `from` when there is none. Only text after `from` is scanned: `from` is
- * always a boundary outside any fence.
+ * Offsets after `from` where the text may be cut into independently rendered
+ * pieces (see above), in order. `from` must itself be a cut (or 0). Whether a line
+ * starts a cut depends only on the text before it and its own first character, so
+ * a cut found in a prefix of the text is a cut of the whole text too.
  */
-export function lastBlockBoundary(text, from) {
-  let fence = null; // the opening marker ("```" or "~~~", with its length) while inside
-  let best = from;
+export function safeCuts(text, from) {
+  const cuts = [];
+  let fence = null; // the opening marker ("```", "~~~~"…) while inside a fence
+  let rawEnd = null; // the end pattern while inside a raw HTML block
+  let blank = false; // the previous line was blank (outside fences and raw HTML)
+  let list = false; // a list may still be open: only a list can go on past a blank line
   let pos = from;
   while (pos < text.length) {
+    const c = text[pos];
+    if (blank && !/\s/.test(c) && !(list && MAY_CONTINUE_LIST.test(c))) {
+      cuts.push(pos);
+      list = false;
+    }
     const nl = text.indexOf("\n", pos);
-    if (nl === -1) break; // the last line is still being written: never a boundary
+    if (nl === -1) break; // the last line may still grow
     const line = text.slice(pos, nl);
-    const m = line.match(/^ {0,3}(`{3,}|~{3,})/);
-    if (m) {
-      if (!fence) fence = m[1];
-      else if (m[1][0] === fence[0] && m[1].length >= fence.length && !line.slice(m.index + m[0].length).trim()) fence = null;
-    } else if (!fence && line.trim() === "" && pos > from) {
-      best = nl + 1;
+    blank = false;
+    if (fence) {
+      const m = line.match(FENCE);
+      if (m && m[1][0] === fence[0] && m[1].length >= fence.length && !line.slice(m.index + m[0].length).trim()) fence = null;
+    } else if (rawEnd) {
+      if (rawEnd.test(line)) rawEnd = null;
+    } else {
+      const m = line.match(FENCE);
+      if (m) fence = m[1];
+      else if (!line.trim()) blank = true;
+      else {
+        if (LIST_ITEM.test(line)) list = true;
+        const html = RAW_HTML.find(([open]) => open.test(line));
+        if (html && !html[1].test(line.slice(line.search(/</) + 1))) rawEnd = html[1];
+      }
     }
     pos = nl + 1;
   }
-  return best;
+  return cuts;
 }

@@ -30,6 +30,12 @@ const md = new Marked({
       const label = `🖼 ${text || "image"} (${hostOf(href)})`;
       return `<a class="remote-image" href="${escapeHtml(href || "")}">${escapeHtml(label)}</a>`;
     },
+    // A reply's "# Title" must not be a second h1 beside the chat's own title (nor an
+    // h2 beside the page's sections): reply headings start at h3.
+    heading({ tokens, depth }) {
+      const level = Math.min(6, depth + 2);
+      return `<h${level}>${this.parser.parseInline(tokens)}</h${level}>\n`;
+    },
     code({ text, lang }) {
       const language = (lang || "").trim().split(/\s+/)[0].toLowerCase();
       if (!language || !hljs.getLanguage(language)) return false;
@@ -39,24 +45,6 @@ const md = new Marked({
     },
   },
 });
-
-let hooked = false;
-function hook() {
-  if (hooked) return;
-  hooked = true;
-  DOMPurify.addHook("uponSanitizeAttribute", (node, data) => {
-    // Raw <img> in model HTML: an inline data image may stay, a remote one is never fetched.
-    if (node.nodeName === "IMG" && data.attrName === "src" && !INLINE_IMAGE.test(data.attrValue)) {
-      data.keepAttr = false;
-    }
-  });
-  DOMPurify.addHook("afterSanitizeAttributes", (node) => {
-    if (node.nodeName === "A" && node.hasAttribute("href")) {
-      node.setAttribute("target", "_blank");
-      node.setAttribute("rel", "noopener noreferrer");
-    }
-  });
-}
 
 const PURIFY = {
   USE_PROFILES: { html: true }, // no SVG or MathML
@@ -68,17 +56,51 @@ const PURIFY = {
   ADD_ATTR: ["target"],
 };
 
+let ready = false;
+function setUp() {
+  if (ready) return;
+  ready = true;
+  // Set once, and no hooks: parsing the configuration on every call, and a hook on
+  // every attribute, cost DOMPurify more than the sanitizing itself.
+  DOMPurify.setConfig(PURIFY);
+}
+
 /** Markdown → HTML before sanitizing (exported for tests only). */
 export function toHtml(text) {
   return md.parse(String(text ?? ""), { async: false });
 }
 
-/** Markdown → sanitized HTML string, safe for innerHTML. */
+function plainHtml(text) {
+  return `<p>${escapeHtml(text ?? "").replace(/\n/g, "<br>")}</p>`;
+}
+
+/** Markdown → a sanitized DocumentFragment (browser only). */
+export function renderFragment(text) {
+  setUp();
+  const clean = DOMPurify.sanitize(toHtml(text));
+  // A <template>'s content is inert: parsed there, nothing runs and nothing loads
+  // until it is put into the page, and by then a remote image has lost its address
+  // and every link opens outside the app.
+  const template = document.createElement("template");
+  template.innerHTML = clean;
+  const fragment = template.content;
+  for (const img of fragment.querySelectorAll("img[src]")) {
+    if (!INLINE_IMAGE.test(img.getAttribute("src"))) img.removeAttribute("src");
+  }
+  for (const a of fragment.querySelectorAll("a[href]")) {
+    a.setAttribute("target", "_blank");
+    a.setAttribute("rel", "noopener noreferrer");
+  }
+  return fragment;
+}
+
+/** Markdown → sanitized HTML string (tests and copying; the page inserts fragments). */
 export function renderMarkdown(text) {
   if (!DOMPurify.isSupported) {
     // No DOM to sanitize with (never in a browser): plain text is the safe answer.
-    return `<p>${escapeHtml(text ?? "").replace(/\n/g, "<br>")}</p>`;
+    return plainHtml(text);
   }
-  hook();
-  return DOMPurify.sanitize(toHtml(text), PURIFY);
+  const box = document.createElement("div");
+  box.append(renderFragment(text));
+  return box.innerHTML;
 }

@@ -10,8 +10,11 @@ export function approvalCard(a, answer) {
   reason.addEventListener("keydown", (e) => {
     if (e.key === "Enter") { e.preventDefault(); answer(a.approval_id, "deny", reason.value.trim()); }
   });
-  return h("section", { class: "approval", role: "group", "aria-label": `Approval needed for ${a.name}` },
-    h("div", { class: "approval-title" }, "The model wants to run ", h("code", {}, a.name || "a tool")),
+  // The turn stops until the person answers, so the request is announced when the card
+  // appears (an alert is read on insertion; a status region would have to exist first).
+  // Only the title line: the arguments are there to read, not to be read out.
+  return h("section", { class: "approval", role: "group", "aria-label": `Approval needed for ${a.name || "a tool"}` },
+    h("div", { class: "approval-title", role: "alert" }, "The model wants to run ", h("code", {}, a.name || "a tool")),
     h("pre", { class: "tool-pre" }, prettyJson(a.arguments) || "(no arguments)"),
     h("div", { class: "approval-buttons" },
       h("button", { type: "button", class: "primary", onclick: () => answer(a.approval_id, "allow") }, "Allow once"),

@@ -6,6 +6,11 @@ import { app, modelLabel } from "../store.js";
 import { MessageView, errorText } from "./message.js";
 import { Composer } from "./composer.js";
 import { approvalCard } from "./approval.js";
+import { runFor } from "../render-queue.js";
+
+// Queued Markdown (history) drawn before the frame is painted, newest first: enough
+// for what is on screen; the rest follows in later tasks.
+const FIRST_PAINT_BUDGET_MS = 30;
 
 export class ChatView {
   /**
@@ -23,7 +28,7 @@ export class ChatView {
     this.modelSelect = h("select", { class: "model-select", "aria-label": "Model for this chat", onchange: () => this._pickModel() });
     this.status = h("span", { class: "conn", role: "status" });
     this.header = h("header", { class: "chat-header" },
-      h("button", { type: "button", class: "ghost icon-btn only-narrow", "aria-label": "Show chats", onclick: () => actions.openSidebar() }, "☰"),
+      h("button", { type: "button", class: "ghost icon-btn only-narrow drawer-toggle", "aria-label": "Show chats", "aria-controls": "sidebar", "aria-expanded": "false", onclick: () => actions.openSidebar() }, "☰"),
       this.title, this.status, h("span", { class: "spacer" }), this.modelSelect,
       h("button", { type: "button", class: "ghost", "aria-label": "Chat settings: system prompt, temperature, reasoning", onclick: () => actions.openChatSettings(), hidden: !session }, "Chat settings"));
 
@@ -38,13 +43,26 @@ export class ChatView {
     this.empty = h("div", { class: "empty", hidden: true },
       h("h2", {}, "What's on your mind?"), h("p", { class: "hint" }, "Your chats stay on this computer. Press ? for shortcuts."));
     this.scroller = h("div", { class: "scroller" },
-      h("div", { class: "thread", "aria-labelledby": "chat-title" }, this.sentinel, this.older, this.empty, this.list, this.pending, this.approvals, this.notice));
+      h("div", { class: "thread" }, this.sentinel, this.older, this.empty, this.list, this.pending, this.approvals, this.notice));
     this.composer = new Composer({
       send: (text) => this._send(text),
       stop: () => session?.stop(),
       discard: (id) => session?.discardQueued(id),
     });
     this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header, this.scroller, this.composer.el);
+    // Following the newest text: the view stays at the bottom while the person has
+    // not scrolled away from it. Checked on scroll and applied after layout (a
+    // ResizeObserver), so drawing a frame never forces a layout of its own.
+    this.stick = true;
+    this.scroller.addEventListener("scroll", () => {
+      const s = this.scroller;
+      this.stick = s.scrollHeight - s.scrollTop - s.clientHeight < 120;
+    }, { passive: true });
+    if (typeof ResizeObserver === "function") {
+      this.pin = new ResizeObserver(() => { if (this.stick) this.scroller.scrollTop = this.scroller.scrollHeight; });
+      this.pin.observe(this.scroller);
+      this.pin.observe(this.scroller.firstElementChild);
+    }
     if (session && typeof IntersectionObserver === "function") {
       this.observer = new IntersectionObserver((entries) => {
         if (entries.some((e) => e.isIntersecting) && session.state.hasMore) session.loadOlder();
@@ -59,6 +77,7 @@ export class ChatView {
   }
 
   _send(text) {
+    this.stick = true; // the person wants to see their message and its answer
     if (!this.session) return this.actions.createAndSend(text);
     this.session.send(text);
     return true;
@@ -80,33 +99,36 @@ export class ChatView {
     if (this.lastParts && parts.every((p, i) => p === this.lastParts[i])) return;
     this.lastParts = parts;
 
-    const nearBottom = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 120;
     this._renderHeader();
     if (!s) {
       this.empty.hidden = false;
-      this.composer.update({ running: false, queue: [], disabled: !app.models.length,
+      this._updateComposer({ running: false, queue: [], disabled: !app.models.length,
         note: app.models.length ? "" : "Add a model in Settings to start." });
       return;
     }
     if (s.loadError) {
       this.empty.hidden = false;
       this.empty.replaceChildren(h("h2", {}, "This chat could not be opened"), h("p", {}, s.loadError.message));
-      this.composer.update({ running: false, disabled: true });
+      this._updateComposer({ running: false, disabled: true });
       return;
     }
     if (!s.loaded) return;
     // Older messages going in above must not move what the person is reading: note
     // where the first shown message sits, and put it back there after the frame.
-    const anchor = !nearBottom && this.list.firstElementChild;
+    const anchor = !this.stick && this.list.firstElementChild;
     const anchorTop = anchor ? anchor.getBoundingClientRect().top : 0;
     this._renderMessages(state, s.running);
     this._renderPending(state);
     this._renderApprovals(state);
     this._renderNotice(state, s.running);
-    this.older.hidden = !state.hasMore;
-    this.sentinel.hidden = !state.hasMore;
-    this.older.disabled = !!s.loadingOlder;
-    this.older.textContent = s.loadingOlder ? "Loading…" : "Show earlier messages";
+    const olderKey = `${state.hasMore}|${!!s.loadingOlder}`;
+    if (olderKey !== this.olderKey) {
+      this.olderKey = olderKey;
+      this.older.hidden = !state.hasMore;
+      this.sentinel.hidden = !state.hasMore;
+      this.older.disabled = !!s.loadingOlder;
+      this.older.textContent = s.loadingOlder ? "Loading…" : "Show earlier messages";
+    }
     if (anchor?.isConnected && anchor !== this.list.firstElementChild) {
       this.scroller.scrollTop += anchor.getBoundingClientRect().top - anchorTop;
     }
@@ -117,21 +139,33 @@ export class ChatView {
       this.observer.observe(this.sentinel);
     }
     this.wasLoadingOlder = !!s.loadingOlder;
-    this.empty.hidden = state.messages.length > 0 || state.pending.length > 0;
+    const empty = state.messages.length === 0 && state.pending.length === 0;
+    if (this.empty.hidden === empty) this.empty.hidden = !empty;
     const model = s.chat?.model_id;
-    this.composer.update({
+    this._updateComposer({
       running: s.running, queue: state.queue, disabled: false,
-      note: !model && !app.settings?.default_model_id ? "This chat has no model: pick one above." : "",
+      note: !model && app.settings && !app.settings.default_model_id ? "This chat has no model: pick one above." : "",
     });
-    if (nearBottom) this.scroller.scrollTop = this.scroller.scrollHeight;
+    runFor(FIRST_PAINT_BUDGET_MS);
+    if (!this.pin && this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  /** The composer is told only when its inputs change (each write costs a style pass). */
+  _updateComposer(opts) {
+    if (this.composerIn && ["running", "queue", "disabled", "note"].every((k) => opts[k] === this.composerIn[k])) return;
+    this.composerIn = opts;
+    this.composer.update(opts);
   }
 
   _renderHeader() {
     const s = this.session;
-    this.title.textContent = s ? (s.title || "New chat") : "New chat";
-    document.title = s?.title ? `${s.title} — Numi` : "Numi";
+    const title = s ? (s.title || "New chat") : "New chat";
+    if (this.title.textContent !== title) this.title.textContent = title;
+    const docTitle = s?.title ? `${s.title} — Numi` : "Numi";
+    if (document.title !== docTitle) document.title = docTitle;
     const conn = s?.connection;
-    this.status.textContent = !s || conn === "open" || !s.loaded ? "" : conn === "reconnecting" ? "Reconnecting…" : conn === "gone" ? "This chat was deleted" : "Connecting…";
+    const status = !s || conn === "open" || !s.loaded ? "" : conn === "reconnecting" ? "Reconnecting…" : conn === "gone" ? "This chat was deleted" : "Connecting…";
+    if (this.status.textContent !== status) this.status.textContent = status;
     const current = s ? s.chat?.model_id || "" : (this.draftModel ?? app.settings?.default_model_id ?? "");
     const key = app.models.map((m) => m.id + m.label).join() + "|" + current;
     if (key !== this.modelKey) {
@@ -222,7 +256,8 @@ export class ChatView {
     const last = [...state.messages].reverse().find((m) => m.role === "assistant");
     const lastUser = [...state.messages].reverse().find((m) => m.role === "user");
     if (last && (!lastUser || Number(last.id) > Number(lastUser.id)) && errorText(last.error) === n.message) {
-      this.notice.replaceChildren();
+      // Still said aloud once: the reply's own error line is not a live region.
+      this.notice.replaceChildren(h("div", { class: "sr-only", role: "alert" }, errorText(n)));
       return;
     }
     const canRetry = !running && !["cancelled", "bad_request", "queue_full", "busy"].includes(n.code);

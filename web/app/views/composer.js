@@ -15,12 +15,24 @@ export class Composer {
     });
     this.sendBtn = h("button", { type: "button", class: "primary send-btn", "aria-label": "Send message", onclick: () => this._send() }, "Send");
     this.stopBtn = h("button", { type: "button", class: "danger stop-btn", "aria-label": "Stop the reply (Esc)", hidden: true, onclick: () => this.hooks.stop() }, "Stop");
-    this.queue = h("div", { class: "queue", hidden: true, "aria-label": "Queued messages" });
+    // A list, so the label is read (a name on a plain div is ignored) with the count.
+    this.queue = h("div", { class: "queue", role: "list", hidden: true, "aria-label": "Queued messages" });
     this.note = h("div", { class: "composer-note" });
     this.el = h("div", { class: "composer" }, this.queue,
       h("div", { class: "composer-box" }, this.input, h("div", { class: "composer-buttons" }, this.stopBtn, this.sendBtn)),
       this.note);
     this.queueKey = "";
+    // The hint in the empty box wraps when the box narrows (200 % zoom, or Stop showing
+    // beside Send), and a one-row box would cut its second line in half: fit the height
+    // again whenever the width changes. Only on a change, so an idle page does nothing.
+    if (typeof ResizeObserver === "function") {
+      let width = 0;
+      new ResizeObserver(([entry]) => {
+        if (entry.contentRect.width === width) return;
+        width = entry.contentRect.width;
+        this._fit();
+      }).observe(this.input);
+    }
   }
 
   _fit() {
@@ -64,7 +76,7 @@ export class Composer {
     if (key !== this.queueKey) {
       this.queueKey = key;
       this.queue.hidden = !queue?.length;
-      this.queue.replaceChildren(...(queue || []).map((q) => h("span", { class: "queue-chip" },
+      this.queue.replaceChildren(...(queue || []).map((q) => h("span", { class: "queue-chip", role: "listitem" },
         h("span", { class: "queue-text", title: q.preview }, "Queued: " + q.preview),
         h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove queued message: ${q.preview}`, onclick: () => this.hooks.discard(q.message_id) }, "✕"))));
     }

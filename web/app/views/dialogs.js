@@ -3,9 +3,14 @@ import { h } from "../dom.js";
 import { patch } from "../api.js";
 import { toast } from "./toast.js";
 
+let sheets = 0;
+
 function sheet(title, ...body) {
-  const d = h("dialog", { class: "sheet", "aria-label": title },
-    h("div", { class: "sheet-head" }, h("h2", {}, title),
+  // Named by its visible heading, so the two cannot drift apart. showModal() already makes
+  // it modal for assistive technology; aria-modal says so for any that read only attributes.
+  const titleId = `sheet-title-${++sheets}`;
+  const d = h("dialog", { class: "sheet", "aria-labelledby": titleId, "aria-modal": "true" },
+    h("div", { class: "sheet-head" }, h("h2", { id: titleId }, title),
       h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Close", onclick: () => d.close() }, "✕")),
     ...body);
   // Focus goes back to what opened the sheet (or the message box if that is gone).

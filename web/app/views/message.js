@@ -11,6 +11,10 @@ const STATUS_TEXT = {
   streaming: "writing…", queued: "queued", cancelled: "stopped", interrupted: "interrupted", error: "failed",
 };
 
+function setIf(target, key, value) {
+  if (target[key] !== value) target[key] = value;
+}
+
 export function errorText(error) {
   if (!error) return "";
   if (typeof error === "string") return error;
@@ -34,6 +38,7 @@ function usageChips(u) {
 // reasoning delta to the first content delta (or the end). Kept here so reopening
 // the chat in the same window still says it; saved history has no such timing.
 const thoughtMs = new Map();
+let seq = 0; // ids that name each message by its meta line ("You", "Model · writing…")
 
 function thoughtLabel(ms) {
   if (ms == null) return "Reasoning";
@@ -52,13 +57,13 @@ export class MessageView {
     this.sig = "";
     this.editing = false;
     this.toolRows = new Map();
-    this.el = h("article", { class: `msg ${msg.role}`, dataset: { id: String(msg.id) } });
+    this.el = h("article", { class: `msg ${msg.role}`, dataset: { id: String(msg.id) }, "aria-labelledby": `msg-meta-${++seq}` });
     if (msg.role === "assistant") this._buildAssistant();
     else this._buildPlain();
   }
 
   _buildAssistant() {
-    this.meta = h("div", { class: "msg-meta" });
+    this.meta = h("div", { class: "msg-meta", id: `msg-meta-${seq}` });
     this.reasoningText = h("div", { class: "reasoning-body" });
     this.reasoningSummary = h("summary", {}, "Reasoning");
     this.reasoning = h("details", { class: "reasoning", hidden: true }, this.reasoningSummary, this.reasoningText);
@@ -74,7 +79,7 @@ export class MessageView {
   }
 
   _buildPlain() {
-    this.meta = h("div", { class: "msg-meta" });
+    this.meta = h("div", { class: "msg-meta", id: `msg-meta-${seq}` });
     this.body = h("div", { class: "msg-body plain" });
     this.error = h("div", { class: "msg-error", role: "note", hidden: true });
     this.bar = h("div", { class: "msg-actions" });
@@ -83,7 +88,7 @@ export class MessageView {
 
   /** ctx: {busy, lastAssistant, toolResults: Map(callId → tool message)} */
   update(msg, ctx) {
-    const sig = [msg.status, msg.content?.length, msg.reasoning?.length, msg.toolCalls?.length,
+    const sig = [msg.status, msg.content?.length, msg.role === "assistant" && modelLabel(msg.modelId || ctx.chatModel), msg.reasoning?.length, msg.toolCalls?.length,
       (msg.toolCalls || []).map((c) => `${c.state}${c.ok}${c.output?.length}${ctx.waiting?.has(c.id)}`).join(","),
       !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing].join("|");
     this.lastCtx = ctx;
@@ -97,30 +102,41 @@ export class MessageView {
 
   _updateAssistant(msg, ctx) {
     const streaming = msg.status === "streaming";
-    this.el.dataset.status = msg.status || "";
-    this.meta.textContent = [modelLabel(msg.modelId || ctx.chatModel), STATUS_TEXT[msg.status]].filter(Boolean).join(" · ");
-    this.body.setAttribute("aria-busy", streaming ? "true" : "false");
+    // Only what changed is written: a write, even of the same value, costs a style
+    // and layout pass, and this runs on every frame of a streaming reply.
+    setIf(this.el.dataset, "status", msg.status || "");
+    setIf(this.meta, "textContent", [modelLabel(msg.modelId || ctx.chatModel), STATUS_TEXT[msg.status]].filter(Boolean).join(" · "));
+    setIf(this.body, "ariaBusy", streaming ? "true" : "false");
     this.renderer.update(msg.content || "", !streaming);
-    this.body.hidden = !msg.content && !streaming;
+    setIf(this.body, "hidden", !msg.content && !streaming);
     this._timeReasoning(msg, streaming);
     this._updateReasoning(msg.reasoning || "", streaming && !msg.content);
     this._updateTools(msg.toolCalls || [], ctx.toolResults, ctx.waiting);
     const err = errorText(msg.error);
-    this.error.hidden = !err;
-    this.error.textContent = err;
+    setIf(this.error, "hidden", !err);
+    setIf(this.error, "textContent", err);
     // A stop is the person's own doing: say so quietly, not as a failure.
     this.error.classList.toggle("quiet", msg.status === "cancelled");
-    this.usage.replaceChildren(...usageChips(msg.usage).map(([text, title]) => h("span", { class: "chip", title }, text)));
+    const chips = usageChips(msg.usage);
+    const chipsKey = chips.map(([text]) => text).join("|");
+    if (chipsKey !== this.chipsKey) {
+      this.chipsKey = chipsKey;
+      this.usage.replaceChildren(...chips.map(([text, title]) => h("span", { class: "chip", title }, text)));
+    }
     const can = !ctx.busy && !streaming;
+    const cont = can && ctx.lastAssistant && CUT_OFF.has(msg.status) ? (msg.content ? "continue" : "retry") : "";
+    const barKey = `${!!msg.content}|${can}|${cont}`;
+    if (barKey === this.barKey) return;
+    this.barKey = barKey;
     replaceChildren(this.bar,
       msg.content ? h("button", { type: "button", class: "ghost", "aria-label": "Copy reply", onclick: () => this._copy() }, "Copy") : null,
       can ? h("button", { type: "button", class: "ghost", "aria-label": "Regenerate this reply", onclick: () => this.actions.regenerate(msg.id) }, "Regenerate") : null,
       // A cut-off reply with text can be continued; one that failed before writing anything is asked again.
-      can && ctx.lastAssistant && CUT_OFF.has(msg.status)
-        ? (msg.content
-          ? h("button", { type: "button", class: "ghost accent", "aria-label": "Continue this reply", onclick: () => this.actions.continueReply() }, "Continue")
-          : h("button", { type: "button", class: "ghost accent", "aria-label": "Retry this reply", onclick: () => this.actions.regenerate(msg.id) }, "Retry"))
-        : null,
+      cont === "continue"
+        ? h("button", { type: "button", class: "ghost accent", "aria-label": "Continue this reply", onclick: () => this.actions.continueReply() }, "Continue")
+        : cont === "retry"
+          ? h("button", { type: "button", class: "ghost accent", "aria-label": "Retry this reply", onclick: () => this.actions.regenerate(msg.id) }, "Retry")
+          : null,
     );
   }
 

@@ -11,10 +11,17 @@ export function providerForm({ onAdded, submitLabel = "Add provider", kind = "op
   uid += 1;
   const field = (name, label, input, help) => {
     input.id = id(name);
+    // The help and the server's complaint are read with the field, not only where they sit.
+    const hint = help ? h("div", { class: "hint", id: id(name) + "-hint" }, help) : null;
     const err = h("div", { class: "field-error", id: id(name) + "-err", role: "alert" });
-    input.setAttribute("aria-describedby", err.id);
-    errors[name] = err;
-    return h("div", { class: "field" }, h("label", { for: input.id }, label), input, help ? h("div", { class: "hint" }, help) : null, err);
+    input.setAttribute("aria-describedby", [hint?.id, err.id].filter(Boolean).join(" "));
+    errors[name] = { err, input };
+    return h("div", { class: "field" }, h("label", { for: input.id }, label), input, hint, err);
+  };
+  const showError = (name, msg) => {
+    errors[name].err.textContent = msg;
+    if (msg) errors[name].input.setAttribute("aria-invalid", "true");
+    else errors[name].input.removeAttribute("aria-invalid");
   };
   const errors = {};
   const kindSel = h("select", {}, ...Object.entries(KIND_LABEL).map(([v, t]) => h("option", { value: v, selected: v === kind }, t)));
@@ -41,7 +48,7 @@ export function providerForm({ onAdded, submitLabel = "Add provider", kind = "op
     h("div", { class: "form-row" }, submit, status));
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
-    Object.values(errors).forEach((el) => { el.textContent = ""; });
+    Object.keys(errors).forEach((k) => showError(k, ""));
     status.textContent = "Adding…";
     submit.disabled = true;
     const body = { kind: kindSel.value, name: name.value.trim() || KIND_LABEL[kindSel.value] };
@@ -54,7 +61,7 @@ export function providerForm({ onAdded, submitLabel = "Add provider", kind = "op
       await onAdded(provider, status);
     } catch (err) {
       status.textContent = err.fields ? "Check the fields above." : err.message;
-      for (const [k, msg] of Object.entries(err.fields || {})) if (errors[k]) errors[k].textContent = msg;
+      for (const [k, msg] of Object.entries(err.fields || {})) if (errors[k]) showError(k, msg);
     } finally {
       submit.disabled = false;
     }

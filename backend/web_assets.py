@@ -1,0 +1,93 @@
+"""Serving web/: the page and its files, cached so that a reload costs no requests.
+
+The UI is a graph of some thirty ES modules. Served plainly, every reload walks
+that graph again, one round trip per level of imports, to revalidate files that
+never change while the app runs. So every file is also served under
+`/v/<version>/…`, where the version is a hash of the whole web/ folder: those
+answers are cacheable forever (`immutable`), relative imports stay inside the
+versioned prefix, and a new build gets a new prefix. index.html itself is never
+cached; it names the current prefix and preloads the whole module graph, so even
+a first load fetches the modules in parallel instead of level by level.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from flask import Flask, Response, send_from_directory
+
+# Where index.html says these, the current `/v/<version>` prefix and the
+# modulepreload links go.
+ASSETS_MARK = "{{ASSETS}}"
+PRELOAD_MARK = "<!--{{PRELOAD}}-->"
+# The module graph: what the page imports at start, or lazily for the first reply.
+MODULE_DIRS = ("app", "js")
+LAZY_MODULES = ("vendor/marked/marked.esm.js", "vendor/dompurify/purify.es.js",
+                "vendor/highlight/highlight.min.js")
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+class WebAssets:
+    def __init__(self, web_dir: Path):
+        self.dir = web_dir
+        self.version = self._hash()
+        self.prefix = f"/v/{self.version}"
+        self.index_html = self._index()
+
+    def _files(self) -> list[Path]:
+        return sorted(p for p in self.dir.rglob("*") if p.is_file())
+
+    def _hash(self) -> str:
+        digest = hashlib.sha256()
+        for path in self._files():
+            digest.update(path.relative_to(self.dir).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+        return digest.hexdigest()[:12]
+
+    def _modules(self) -> list[str]:
+        found = [p.relative_to(self.dir).as_posix() for d in MODULE_DIRS
+                 for p in sorted((self.dir / d).rglob("*.js"))]
+        # theme-boot.js is a classic script, loaded by its own tag.
+        return [m for m in found if m != "app/theme-boot.js"] + [m for m in LAZY_MODULES if (self.dir / m).is_file()]
+
+    def _index(self) -> str:
+        html = (self.dir / "index.html").read_text(encoding="utf-8")
+        links = "\n  ".join(f'<link rel="modulepreload" href="{self.prefix}/{m}">' for m in self._modules())
+        return html.replace(PRELOAD_MARK, links).replace(ASSETS_MARK, self.prefix)
+
+    def page(self) -> Response:
+        response = Response(self.index_html, mimetype="text/html")
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+    def versioned(self, version: str, name: str) -> Response:
+        response = self.plain(name)
+        # An old page asking for an old version gets today's file, which must not be
+        # cached under the old name.
+        if version == self.version:
+            response.headers["Cache-Control"] = IMMUTABLE
+        return response
+
+    def plain(self, name: str) -> Response:
+        if name == "index.html":
+            return self.page()
+        response = send_from_directory(self.dir, name, max_age=0)
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+
+def init_app(app: Flask, web_dir: Path) -> None:
+    assets = WebAssets(web_dir)
+    app.extensions["numi_assets"] = assets
+
+    @app.get("/")
+    def index():
+        return assets.page()
+
+    @app.get("/v/<version>/<path:name>")
+    def versioned_file(version, name):
+        return assets.versioned(version, name)
+
+    @app.get("/<path:name>")
+    def static_file(name):
+        return assets.plain(name)
