@@ -23,6 +23,7 @@ from backend.store.serialize import chat_to_dict
 log = logging.getLogger(__name__)
 QUEUE_CAPACITY = 256  # frames per subscriber; far more than a person's chats change between two reads
 RESYNC = {"type": "resync"}
+FOLDERS_CHANGED = {"type": "folders_changed"}
 
 
 class Subscriber:
@@ -110,6 +111,12 @@ class AppEvents:
                     sub.put(frame)
         except Exception:
             log.exception("could not publish the change of chat %s", chat_id)
+
+    def folders_changed(self) -> None:
+        """A folder was made, changed or deleted: clients read GET /api/folders again."""
+        with self._lock:
+            for sub in self._subs:
+                sub.put(FOLDERS_CHANGED)
 
     def close(self) -> None:
         """At shutdown: every subscriber's writer wakes and ends its socket."""

@@ -22,6 +22,11 @@ def default_data_dir() -> Path:
 
 
 def parse_args(argv=None, *, headless_only: bool = False) -> argparse.Namespace:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if _command_word(argv) in DATA_COMMANDS:
+        # `numi backup …` / `numi restore …` run and exit here, like --version does, so
+        # every entry point that parses Numi's arguments (the desktop one too) has them.
+        raise SystemExit(run_data_command(argv))
     parser = argparse.ArgumentParser(prog="numi", description="Numi, a desktop chat app for LLMs.")
     parser.add_argument("--version", action="version", version=f"numi {__version__}")
     if not headless_only:
@@ -40,6 +45,125 @@ def parse_args(argv=None, *, headless_only: bool = False) -> argparse.Namespace:
     if not 0 <= args.port <= 65535:
         parser.error("--port must be between 0 and 65535")
     return args
+
+
+# -- numi backup / numi restore ---------------------------------------------------------
+
+DATA_COMMANDS = ("backup", "restore")
+_VALUED_OPTIONS = ("--data-dir", "--port")
+
+
+def _command_word(argv: list[str]) -> str | None:
+    """The first word that is not an option or an option's value."""
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in _VALUED_OPTIONS:
+            skip = True
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def run_data_command(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="numi", description="Back up or restore Numi's database.")
+    parser.add_argument("--data-dir", type=Path, default=None, help="the data dir (env NUMI_DATA_DIR)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    b = commands.add_parser("backup", help="copy numi.db consistently, also while Numi runs")
+    b.add_argument("path", nargs="?", help="the new file (default: <data dir>/backups/numi-<time>.db)")
+    r = commands.add_parser("restore", help="replace numi.db with a backup (Numi must not be running)")
+    r.add_argument("path", help="the backup file")
+    for sub in (b, r):
+        sub.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.data_dir is None:
+        env = os.environ.get("NUMI_DATA_DIR")
+        args.data_dir = Path(env) if env else default_data_dir()
+    data_dir = args.data_dir.expanduser().resolve()
+    path = Path(os.path.abspath(os.path.expanduser(args.path))) if args.path else None
+    return _backup(data_dir, path) if args.command == "backup" else _restore(data_dir, path)
+
+
+def _backup(data_dir: Path, path: Path | None) -> int:
+    from backend.instance import InstanceLock, running_server
+    from backend.store import backup
+
+    if not backup.db_path(data_dir).is_file():  # checked first: taking the lock would make the folder
+        print(f"There is no Numi database in {data_dir}.", file=sys.stderr)
+        return 2
+    lock = InstanceLock(data_dir)
+    if not lock.acquire():
+        # Numi runs on this data dir: it makes the copy (its database, its lock).
+        info = running_server(data_dir)
+        if info is None:
+            print("Numi is starting on this data dir; try again in a moment.", file=sys.stderr)
+            return 1
+        return _backup_via_server(info, path)
+    try:
+        dest = path or backup.default_path(data_dir)
+        problem = backup.check_destination(dest) if path else None
+        if problem:
+            print(f"Cannot back up to {dest}: {problem}", file=sys.stderr)
+            return 2
+        try:
+            result = backup.make_backup(backup.db_path(data_dir), dest)
+        except (backup.BackupError, OSError) as exc:
+            print(f"The backup failed: {exc}", file=sys.stderr)
+            return 1
+    finally:
+        lock.release()
+    print(f"Backed up to {result.path} ({result.size} bytes).")
+    return 0
+
+
+def _backup_via_server(info: dict, path: Path | None) -> int:
+    import http.client
+    import json
+
+    conn = http.client.HTTPConnection("127.0.0.1", info["port"], timeout=120)
+    body = json.dumps({"path": str(path)} if path else {})
+    try:
+        conn.request("POST", "/api/backup", body=body, headers={
+            "Host": f"127.0.0.1:{info['port']}", "Authorization": f"Bearer {info['token']}",
+            "Content-Type": "application/json"})
+        resp = conn.getresponse()
+        data = json.loads(resp.read() or b"{}")
+    except (OSError, ValueError) as exc:
+        print(f"Could not reach the running Numi at {info.get('url')} ({exc}).", file=sys.stderr)
+        return 1
+    finally:
+        conn.close()
+    if resp.status != 201:
+        err = data.get("error", {})
+        detail = " ".join((err.get("fields") or {}).values())
+        print(f"The backup failed: {err.get('message', resp.status)} {detail}".strip(), file=sys.stderr)
+        return 2 if resp.status == 422 else 1
+    print(f"Backed up to {data['path']} ({data['size']} bytes), by the running Numi.")
+    return 0
+
+
+def _restore(data_dir: Path, path: Path) -> int:
+    from backend.instance import InstanceLock
+    from backend.store import backup
+
+    lock = InstanceLock(data_dir)
+    if not lock.acquire():
+        print(f"Numi is running on {data_dir}. Quit it first, then restore. Nothing was changed.",
+              file=sys.stderr)
+        return 2
+    try:
+        kept = backup.restore(data_dir, path)
+    except backup.BackupError as exc:
+        print(f"Not restored: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"Not restored: {exc}. The current database is unchanged.", file=sys.stderr)
+        return 1
+    finally:
+        lock.release()
+    print(f"Restored {data_dir / backup.DB_NAME} from {path}. The previous database is kept as {kept}.")
+    return 0
 
 
 def setup_logging(data_dir: Path) -> None:

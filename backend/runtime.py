@@ -5,6 +5,8 @@ import importlib
 import logging
 import threading
 
+from backend.store import housekeeping
+
 log = logging.getLogger(__name__)
 
 
@@ -12,27 +14,53 @@ class Runtime:
     def __init__(self, config):
         from backend.catalog.service import CatalogService
         from backend.keys import KeyStore
+        from backend.store.files import FileStore
         from backend.turns.registry import TurnRegistry
 
         self.config = config
         self.keys = KeyStore()
         self.catalog = CatalogService(config.data_dir)
+        self.files = FileStore.for_data_dir(config.data_dir)  # attachments, content-addressed
         self.registry = TurnRegistry(config, self.keys)
+        self.auto_backup = None  # started with the rest, in start()
 
     def start(self) -> None:
-        # Before the first request: catalog.toml is loaded into (or written from) the tables.
+        # Before the first request: catalog.toml is loaded into (or written from) the tables,
+        # and what should be gone by now (old trash, temporary chats a crash left) is.
         self.catalog.start()
+        self.files.sweep_tmp()
+        housekeeping.at_start()
         self.registry.start()
+        self.auto_backup = _start_auto_backup(self.config.data_dir)
         # The SDKs take most of a second to import; do it now, off the start-up
         # path, rather than in the first turn the person waits on.
         threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
 
     def shutdown(self, timeout: float) -> None:
+        if self.auto_backup is not None:
+            self.auto_backup.stop()  # a copy in progress finishes first (a second or so)
         try:
             self.catalog.stop(timeout=min(2.0, timeout))
         except Exception:
             log.exception("stopping the catalog watcher failed")
         self.registry.shutdown(timeout)
+        # Temporary chats end with the app. A reply that would not stop in time keeps its
+        # chat (its thread may still write to it); the next start removes it once idle.
+        try:
+            housekeeping.at_exit(keep=self.registry.running_chat_ids())
+        except Exception:
+            log.exception("removing temporary chats failed; the next start removes them once idle")
+
+
+def _start_auto_backup(data_dir):
+    """The daily copy of numi.db (NUMI_AUTO_BACKUP=0: none); docs/PROTOCOL.md, "Backup"."""
+    from backend.store import backup
+
+    if not backup.auto_enabled():
+        return None
+    auto = backup.AutoBackup(data_dir)
+    auto.start()
+    return auto
 
 
 def _warm_up() -> None:

@@ -14,12 +14,16 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from flask import Flask, Response, send_from_directory
+from flask import Flask, Response, request, send_from_directory
 
 # Where index.html says these, the current `/v/<version>` prefix and the
 # modulepreload links go.
 ASSETS_MARK = "{{ASSETS}}"
 PRELOAD_MARK = "<!--{{PRELOAD}}-->"
+# The theme a person picked (web/app/theme.js keeps it in this cookie too): written
+# into the page, so it applies before the first paint without a blocking script.
+THEME_COOKIE = "numi_theme"
+THEMES = ("light", "dark")
 # The module graph: what the page imports at start, or lazily for the first reply.
 MODULE_DIRS = ("app", "js")
 LAZY_MODULES = ("vendor/marked/marked.esm.js", "vendor/dompurify/purify.es.js",
@@ -47,8 +51,7 @@ class WebAssets:
     def _modules(self) -> list[str]:
         found = [p.relative_to(self.dir).as_posix() for d in MODULE_DIRS
                  for p in sorted((self.dir / d).rglob("*.js"))]
-        # theme-boot.js is a classic script, loaded by its own tag.
-        return [m for m in found if m != "app/theme-boot.js"] + [m for m in LAZY_MODULES if (self.dir / m).is_file()]
+        return found + [m for m in LAZY_MODULES if (self.dir / m).is_file()]
 
     def _index(self) -> str:
         html = (self.dir / "index.html").read_text(encoding="utf-8")
@@ -56,7 +59,11 @@ class WebAssets:
         return html.replace(PRELOAD_MARK, links).replace(ASSETS_MARK, self.prefix)
 
     def page(self) -> Response:
-        response = Response(self.index_html, mimetype="text/html")
+        html = self.index_html
+        theme = request.cookies.get(THEME_COOKIE)
+        if theme in THEMES:
+            html = html.replace("<html ", f'<html data-theme="{theme}" ', 1)
+        response = Response(html, mimetype="text/html")
         response.headers["Cache-Control"] = "no-cache"
         return response
 

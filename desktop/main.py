@@ -1,20 +1,82 @@
-"""`numi`: the desktop app. Until the window lands it runs the backend in the browser."""
+"""`numi`: the desktop app (CONTRACT §1).
+
+The window is the default. With no display or no GUI backend, Numi says so in
+one log line and runs as `numi --headless --open-browser`. A second launch on a
+data dir that already has a Numi asks that one to show its window and exits 0.
+"""
 from __future__ import annotations
 
+import faulthandler
 import logging
+import os
+import signal
 import sys
+import time
 
-from backend.cli import parse_args, run_headless
+from backend.cli import parse_args, run_headless, setup_logging
+
+log = logging.getLogger("numi.desktop")
 
 
 def main(argv=None) -> int:
+    t0 = time.monotonic()
     args = parse_args(argv)
-    if not args.headless:
-        logging.getLogger("numi").warning(
-            "The desktop window is not available in this build; running headless and opening the browser.")
-        print("Numi: no desktop window in this build, opening the UI in the browser instead.", file=sys.stderr)
+    if args.headless:
+        return run_headless(args)
+
+    from backend.instance import InstanceLock, running_server
+
+    lock = InstanceLock(args.data_dir)
+    if not lock.acquire():
+        return hand_over(args, running_server(args.data_dir))
+
+    from desktop.gui import pick_gui
+
+    gui, reason = pick_gui()
+    if gui is None:
+        lock.release()
+        setup_logging(args.data_dir)
+        log.warning("No desktop window: %s. Running headless and opening the UI in the browser "
+                    "(numi --headless --open-browser).", reason)
         args.open_browser = True
-    return run_headless(args)
+        return run_headless(args)
+
+    setup_logging(args.data_dir)
+    if os.environ.get("NUMI_DEBUG_STACKS") and hasattr(signal, "SIGRTMIN"):
+        # Debugging a hang: `kill -s RTMIN+5 <pid>` prints every thread's stack. (Not SIGUSR1:
+        # WebKit's JavaScriptCore uses it for garbage collection.)
+        faulthandler.register(signal.SIGRTMIN + 5, all_threads=True)
+    from desktop.app import DesktopApp
+
+    try:
+        return DesktopApp(args, gui, t0).run()
+    finally:
+        lock.release()
+
+
+def hand_over(args, info: dict | None) -> int:
+    """Ask the running Numi to show its window; exit 0 either way it is running."""
+    if info is None:
+        print("Another Numi is starting on this data dir; try again in a moment.", file=sys.stderr)
+        return 1
+    import http.client
+
+    port = int(info["port"])
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("POST", "/api/desktop/show", body=b"{}", headers={
+            "Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {info['token']}",
+            "Content-Type": "application/json"})
+        status = conn.getresponse().status
+        conn.close()
+    except OSError as exc:
+        print(f"Numi is already running at {info['url']} but did not answer ({exc}).", file=sys.stderr)
+        return 1
+    if status == 200:
+        print("Numi is already running; its window was brought to the front.")
+    else:  # a headless server has no window to show
+        print(f"Numi is already running at {info['url']}")
+    return 0
 
 
 if __name__ == "__main__":

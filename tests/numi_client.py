@@ -54,6 +54,20 @@ class Api:
     def delete(self, path, **kw):
         return self.request("DELETE", path, **kw)
 
+    def upload(self, name: str, data: bytes, *, field: str = "file",
+               content_type: str = "application/octet-stream", **kw):
+        """POST /api/files as a browser's form upload does (one part, `field`)."""
+        body, ctype = multipart(field, name, data, content_type)
+        return self.request("POST", "/api/files", raw=body, content_type=ctype, **kw)
+
+
+def multipart(field: str, name: str | None, data: bytes, content_type: str = "application/octet-stream"):
+    """A multipart/form-data body with one part (a file part when `name` is given); (body, Content-Type)."""
+    boundary = "numi-test-" + os.urandom(8).hex()
+    disposition = f'form-data; name="{field}"' + (f'; filename="{name}"' if name is not None else "")
+    head = f"--{boundary}\r\nContent-Disposition: {disposition}\r\nContent-Type: {content_type}\r\n\r\n"
+    return head.encode() + data + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
 
 class Response:
     def __init__(self, status, body, headers):

@@ -11,7 +11,7 @@ import pytest
 
 from backend.core.errors import (AuthError, BadResponse, ConnectionFailed, ContextTooLong,
                                  ProviderError, ProviderTimeout, RateLimited)
-from backend.core.types import (Message, ModelRequest, ProviderConfig, ReasoningDelta, StepEnd,
+from backend.core.types import (Image, Message, ModelRequest, ProviderConfig, ReasoningDelta, StepEnd,
                                 TextDelta, ToolCall, ToolCallDelta, ToolCallStart, ToolSpec, Usage)
 from backend.providers import complete_text, open_stream
 from tests.fakeprovider import FakeProvider, FakeProviderProcess
@@ -193,6 +193,20 @@ def test_no_system_message_and_no_tools_when_empty(fp):
     body = fp.wait_requests(1)[0].body
     assert body["messages"] == [{"role": "user", "content": "Hi"}]
     assert "tools" not in body
+
+
+def test_images_are_image_url_parts_after_the_text_and_plain_messages_stay_strings(fp):
+    history = [Message("user", "Earlier"), Message("assistant", "Yes."),
+               Message("user", "What is this?", images=(Image("image/png", "iVBORw0KGgo="),)),
+               Message("user", "", images=(Image("image/webp", "UklGRg=="),))]
+    run(request(fp.base_url, messages=history))
+    body = fp.wait_requests(1)[0].body
+    assert body["messages"][0] == {"role": "user", "content": "Earlier"}
+    assert body["messages"][2]["content"] == [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]
+    assert body["messages"][3]["content"] == [
+        {"type": "image_url", "image_url": {"url": "data:image/webp;base64,UklGRg=="}}]
 
 
 def test_params_for_compatible_servers(fp):

@@ -376,3 +376,32 @@ def test_resume_from_another_epoch_replays_the_turn_from_its_start(setup):
     other.send(type="resume", after_event_id=last["event_id"] + 100, epoch="an-old-epoch")
     other.until("turn_end")
     assert other.text() == "fresh text"
+
+
+def test_a_long_chat_sends_its_newest_turns_and_says_how_many_were_left_out(setup):
+    import sqlite3
+    import time
+    chat = setup.chat(title="long")
+    # 300 turns written straight into the database, plus a run of failed replies
+    # that carry nothing (the request skips them): 900 rows in all.
+    rows, t = [], time.time() - 10_000
+    for i in range(300):
+        rows += [(chat, "user", f"q{i}", "complete", t + 3 * i), (chat, "assistant", f"a{i}", "complete", t + 3 * i + 1),
+                 (chat, "assistant", "", "error", t + 3 * i + 2)]
+    con = sqlite3.connect(setup.server.data_dir / "numi.db")
+    with con:
+        con.executemany("INSERT INTO message (chat_id, role, content, status, created_at) VALUES (?, ?, ?, ?, ?)", rows)
+    con.close()
+    setup.fake.enqueue([S.text("ok")])
+    sock = setup.socket(chat)
+    send(sock, "newest", "r1")
+    assert sock.until("turn_end")["status"] == "completed"
+    body = setup.fake.wait_requests(1)[0].body
+    sent = [m for m in body["messages"] if m["role"] != "system"]
+    # Whole turns, the newest last, within the 200-message budget.
+    assert sent[-1] == {"role": "user", "content": "newest"}
+    assert [m["content"] for m in sent[-3:-1]] == ["q299", "a299"]
+    assert len(sent) == 199 and sent[0]["content"] == "q201"
+    # 601 usable messages (300 turns and the new question), 199 sent: 402 left out.
+    system = [m["content"] for m in body["messages"] if m["role"] == "system"]
+    assert any("the 402 oldest messages" in s for s in system), system

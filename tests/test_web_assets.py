@@ -66,3 +66,12 @@ def test_index_html_is_only_served_with_its_marks_filled(tmp_path):
     for path in ("/", "/index.html", "/v/x/index.html"):
         body = client.get(path).get_data(as_text=True)
         assert "{{" not in body and "modulepreload" in body, path
+
+
+def test_the_picked_theme_is_written_into_the_page(api):
+    assert 'data-theme' not in api.get("/").body.decode()
+    dark = api.get("/", headers={"Cookie": "numi_theme=dark"}).body.decode()
+    assert '<html data-theme="dark" lang="en">' in dark
+    # Only the two themes: anything else in the cookie is ignored, never echoed.
+    odd = api.get("/", headers={"Cookie": 'numi_theme="><script>'}).body.decode()
+    assert "data-theme" not in odd and '"><script>' not in odd

@@ -2,7 +2,8 @@
 
 
 def register_all(app) -> None:
-    from backend.api import catalog, chats, settings
+    from backend.api import (backup, catalog, chats, export, files, folders, importer, search, settings,
+                             trash)
 
-    for module in (catalog, settings, chats):
+    for module in (catalog, settings, chats, files, folders, trash, search, export, importer, backup):
         app.register_blueprint(module.bp)

@@ -11,6 +11,7 @@ from backend.api.validate import MISSING, Fields, bool_arg, int_arg, json_body
 from backend.app import runtime
 from backend.errors import ApiError, invalid, not_found
 from backend.store.db import db, now
+from backend.store.housekeeping import purge_chats
 from backend.store.models import Chat, Folder, Message, ModelEntry
 from backend.store.serialize import chat_to_dict, message_to_dict
 
@@ -86,18 +87,40 @@ def _chat_changes(body: dict, current: Chat | None) -> dict:
     f = Fields(body, CREATE_FIELDS if creating else PATCH_FIELDS, READ_ONLY)
     title = f.text("title", max_len=300, strip=True)
     system_prompt = f.text("system_prompt", max_len=8000, nullable=True)
+    folder_id = _check_ref(f, "folder_id", Folder, "folder", "Use an existing folder, or null.")
+    # A new chat in a folder starts from the folder's defaults; they are copied now, once
+    # (docs/PROTOCOL.md, "Folders"): a chat's params are the folder's with the request's on top.
+    folder = Folder.get_or_none(Folder.id == folder_id) if creating and folder_id not in (MISSING, None) else None
     changes = {
         "title": title,
         "model_id": _check_ref(f, "model_id", ModelEntry, "model", "Pick one from GET /api/models, or null."),
-        "folder": _check_ref(f, "folder_id", Folder, "folder", "Use an existing folder, or null."),
+        "folder": folder_id,
         "system_prompt": "" if system_prompt is None else system_prompt,
-        "params": _check_params(f, {} if creating else current.params),
+        "params": _check_params(f, (folder.params if folder else {}) if creating else current.params),
         "temporary": f.boolean("temporary"),
     }
     if not creating:
         changes.update(pinned=f.boolean("pinned"), archived=f.boolean("archived"), unread=f.boolean("unread"))
+        if changes["temporary"] is True and not current.temporary:
+            # Temporary chats are deleted when Numi exits: never make that happen to a saved chat.
+            f.fail("temporary", "A saved chat cannot become temporary (temporary chats are deleted "
+                                "when Numi exits). Start a new temporary chat instead.")
     f.check()
-    return {k: v for k, v in changes.items() if v is not MISSING}
+    changes = {k: v for k, v in changes.items() if v is not MISSING}
+    if folder is not None:
+        _inherit(changes, body, folder)
+    return changes
+
+
+def _inherit(changes: dict, body: dict, folder: Folder) -> None:
+    """Fill what a new chat's request left out (or null) from its folder's defaults."""
+    if changes.get("model_id") is None and folder.model_id \
+            and ModelEntry.get_or_none(ModelEntry.id == folder.model_id) is not None:
+        changes["model_id"] = folder.model_id
+    if body.get("system_prompt") is None:
+        changes["system_prompt"] = folder.system_prompt or ""
+    if "params" not in body:
+        changes["params"] = dict(folder.params or {})
 
 
 # -- chats --------------------------------------------------------------------
@@ -187,8 +210,7 @@ def delete_chat(chat_id):
     with db.atomic():
         chat = _chat(chat_id, include_deleted=True)
         if purge:
-            Message.delete().where(Message.chat == chat.id).execute()
-            chat.delete_instance()
+            purge_chats([chat.id])
         elif chat.deleted_at is None:
             chat.deleted_at = now()
             chat.save()

@@ -18,6 +18,7 @@ from pathlib import Path
 from backend.catalog import sync
 from backend.catalog.render import render
 from backend.catalog.toml_file import CatalogError, parse
+from backend.durable import fsync_dir
 from backend.store.db import db
 
 log = logging.getLogger(__name__)
@@ -168,19 +169,4 @@ class CatalogService:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        _fsync_dir(self.path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        fsync_dir(self.path.parent)

@@ -63,6 +63,13 @@ def _wire_message(m: Message) -> dict:
         return msg
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
+    if m.role == "user" and m.images:
+        # Content parts only where there is an image: plain strings are what every
+        # compatible server understands, and some refuse arrays outright.
+        parts: list[dict] = [{"type": "text", "text": m.content}] if m.content else []
+        parts.extend({"type": "image_url", "image_url": {"url": f"data:{i.mime};base64,{i.data}"}}
+                     for i in m.images)
+        return {"role": "user", "content": parts}
     return {"role": m.role, "content": m.content}
 
 

@@ -75,7 +75,72 @@ def _v3_model_prices(db):
         db.execute_sql(sql)
 
 
-MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices]
+def _v4_search(db):
+    """Full-text search over messages: an FTS5 index on message.content, kept by triggers.
+
+    What is indexed: the text of user and assistant messages that are not
+    soft-deleted and not being written. Tool output (pages of JSON or logs) and
+    reasoning (folded away in the window) would mostly add noise; a message
+    soft-deleted by edit or regenerate is gone from its chat, so it leaves the
+    index too. A reply is indexed once it stops streaming: its text is saved
+    every half second while it streams, and re-indexing the whole text each time
+    would cost quadratic work on a long reply. Chats' deleted_at / temporary are
+    checked when searching instead, so deleting and restoring a chat re-indexes
+    nothing.
+
+    External content (content='message'): the text is stored once, in message,
+    and read from there when needed. Such an index must be told exactly what it
+    was given, so every trigger tests the same predicate on the row it removes as
+    on the row it adds. unicode61 with remove_diacritics 2 folds case and accents
+    ("cafe" finds "café"); prefix='2 3' keeps search-as-you-type prefix queries
+    on short words from merging thousands of terms.
+    """
+    for sql in (
+        """CREATE VIRTUAL TABLE message_fts USING fts5(
+            content, content='message', content_rowid='id',
+            tokenize='unicode61 remove_diacritics 2', prefix='2 3')""",
+        """CREATE TRIGGER message_fts_insert AFTER INSERT ON message
+            WHEN NEW.role IN ('user', 'assistant') AND NEW.deleted_at IS NULL AND NEW.status <> 'streaming'
+            BEGIN
+                INSERT INTO message_fts (rowid, content) VALUES (NEW.id, NEW.content);
+            END""",
+        """CREATE TRIGGER message_fts_delete AFTER DELETE ON message
+            WHEN OLD.role IN ('user', 'assistant') AND OLD.deleted_at IS NULL AND OLD.status <> 'streaming'
+            BEGIN
+                INSERT INTO message_fts (message_fts, rowid, content) VALUES ('delete', OLD.id, OLD.content);
+            END""",
+        # Only a change that matters re-indexes: a reply's usage or error updates do not.
+        """CREATE TRIGGER message_fts_update AFTER UPDATE OF id, role, content, deleted_at, status ON message
+            WHEN OLD.id <> NEW.id OR OLD.role IS NOT NEW.role OR OLD.content IS NOT NEW.content
+                 OR (OLD.deleted_at IS NULL) <> (NEW.deleted_at IS NULL)
+                 OR (OLD.status = 'streaming') <> (NEW.status = 'streaming')
+            BEGIN
+                INSERT INTO message_fts (message_fts, rowid, content)
+                    SELECT 'delete', OLD.id, OLD.content
+                    WHERE OLD.role IN ('user', 'assistant') AND OLD.deleted_at IS NULL AND OLD.status <> 'streaming';
+                INSERT INTO message_fts (rowid, content)
+                    SELECT NEW.id, NEW.content
+                    WHERE NEW.role IN ('user', 'assistant') AND NEW.deleted_at IS NULL AND NEW.status <> 'streaming';
+            END""",
+        """INSERT INTO message_fts (rowid, content)
+            SELECT id, content FROM message
+            WHERE role IN ('user', 'assistant') AND deleted_at IS NULL AND status <> 'streaming'""",
+    ):
+        db.execute_sql(sql)
+
+
+def _v5_attachments(db):
+    """Files are looked up by content on upload.
+
+    A message names its files in content_parts_json ({"attachments": [file id, …]},
+    in the order they were attached), so no link table is needed. The same bytes
+    uploaded again under the same name reuse their row: that lookup, and any
+    "which rows share this blob" (an export's, a clean-up's), go through this index.
+    """
+    db.execute_sql("CREATE INDEX file_sha256 ON file(sha256, name)")
+
+
+MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments]
 
 
 def schema_version(db) -> int:

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from backend.store.files import kind_of
+from backend.store.models import File
+
 
 def iso(ts: float | None) -> str | None:
     """A stored epoch time as ISO 8601 UTC with milliseconds, e.g. 2026-11-29T10:00:00.123Z."""
@@ -55,10 +58,34 @@ def message_to_dict(msg) -> dict:
         "model_id": msg.model_id,
         "usage": msg.usage,
         "error": msg.error,
-        "attachments": [],
+        "attachments": message_attachments(msg),
         "created_at": iso(msg.created_at),
         "request_id": msg.request_id,
     }
+
+
+def file_to_dict(row) -> dict:
+    return {"id": row.id, "name": row.name, "mime": row.mime, "size": row.size, "sha256": row.sha256,
+            "kind": kind_of(row.mime), "created_at": iso(row.created_at)}
+
+
+def attachment_ids(msg) -> list[str]:
+    parts = msg.content_parts if isinstance(msg.content_parts, dict) else {}
+    return [i for i in parts.get("attachments") or () if isinstance(i, str)]
+
+
+def files_by_id(ids) -> dict:
+    ids = list(dict.fromkeys(ids))
+    return {f.id: f for f in File.select().where(File.id.in_(ids))} if ids else {}
+
+
+def message_attachments(msg) -> list[dict]:
+    """The message's files in the order they were attached (one query, none without files)."""
+    ids = attachment_ids(msg)
+    if not ids:
+        return []
+    rows = files_by_id(ids)
+    return [file_to_dict(rows[i]) for i in ids if i in rows]
 
 
 def provider_to_dict(provider, has_key: bool) -> dict:

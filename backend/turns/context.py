@@ -3,10 +3,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from peewee import SQL
+
 from backend.core.agent import Route
-from backend.core.history import Window, fit
+from backend.core.history import MAX_MESSAGES, Window, fit
 from backend.core.types import Message, ModelRequest, ProviderConfig, ToolCall
+from backend.store.files import FileStore
 from backend.store.models import Chat, Message as MessageRow, ModelEntry, Provider, Setting
+from backend.store.serialize import attachment_ids, files_by_id
+from backend.turns.attachments import AttachmentError, Budget, message_parts
 
 CONTINUE_PROMPT = ("Your previous reply was cut off. Continue it exactly where it stopped, "
                    "without repeating what is already written.")
@@ -28,15 +33,37 @@ def row_to_message(row: MessageRow) -> Message:
                    tool_call_id=row.tool_call_id, is_error=bool(row.tool_error), model_id=row.model_id)
 
 
-def history_rows(chat_id: str, upto_id: int | None = None) -> list[MessageRow]:
-    """The chat's live messages in order, without queued ones (they have not been sent yet)."""
+# fit() keeps at most MAX_MESSAGES messages, so a request reads only the newest rows
+# (with a margin for rows it skips): a 10 000-message chat then costs what a
+# 400-message one does, instead of building every row it is about to drop.
+HISTORY_READ = 2 * MAX_MESSAGES
+
+
+def _history(chat_id: str, upto_id: int | None = None):
     query = (MessageRow.select()
              .where((MessageRow.chat == chat_id) & MessageRow.deleted_at.is_null()
-                    & (MessageRow.status != "queued"))
-             .order_by(MessageRow.id))
+                    & (MessageRow.status != "queued")))
     if upto_id is not None:
         query = query.where(MessageRow.id <= upto_id)
-    return list(query)
+    return query
+
+
+def history_rows(chat_id: str, upto_id: int | None = None, newest: int | None = None) -> list[MessageRow]:
+    """The chat's live messages in order (the newest `newest` of them), without queued ones
+    (they have not been sent yet)."""
+    if newest is None:
+        return list(_history(chat_id, upto_id).order_by(MessageRow.id))
+    rows = list(_history(chat_id, upto_id).order_by(MessageRow.id.desc()).limit(newest))
+    rows.reverse()
+    return rows
+
+
+def _older_usable(chat_id: str, before_id: int) -> int:
+    """How many messages older than `before_id` a full read would have kept (see _usable)."""
+    # Raw SQL for the JSON column: the field would encode these strings as JSON.
+    no_calls = SQL("(tool_calls_json IS NULL OR tool_calls_json IN ('[]', 'null', ''))")
+    empty_reply = (MessageRow.role == "assistant") & (MessageRow.content == "") & no_calls
+    return _history(chat_id).where((MessageRow.id < before_id) & ~empty_reply).count()
 
 
 def _usable(row: MessageRow) -> bool:
@@ -67,15 +94,46 @@ def provider_config(provider: Provider, keys) -> ProviderConfig:
                           api_key=keys.get(provider.id), timeout=float(provider.timeout))
 
 
-def build_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool = False) -> tuple[ModelRequest, Window]:
-    rows = [r for r in history_rows(chat.id) if _usable(r)]
-    messages = [row_to_message(r) for r in rows]
+def with_attachments(rows: list[MessageRow], model: ModelEntry, store: FileStore | None) -> list[Message]:
+    """The rows as Messages, each user message with its files: images as Images, readable
+    files as text before what the person wrote (backend/turns/attachments.py)."""
+    files = files_by_id(i for r in rows if r.role == "user" for i in attachment_ids(r))
+    newest_user = max((r.id for r in rows if r.role == "user"), default=None)
+    budget = Budget.from_env(model.context_window) if files else None
+    out = []
+    for row in rows:
+        message = row_to_message(row)
+        attached = [files[i] for i in attachment_ids(row) if i in files] if row.role == "user" else []
+        if attached and store is not None:
+            try:
+                parts = message_parts(attached, store, budget, vision=bool(model.supports_vision),
+                                      model_label=model.label or model.api_model,
+                                      current=row.id == newest_user)
+            except AttachmentError as exc:
+                raise TurnSetupError(exc.code, exc.message) from None
+            content = "\n\n".join(p for p in (parts.context, message.content) if p)
+            message = replace(message, content=content, images=parts.images)
+        out.append(message)
+    return out
+
+
+def build_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool = False,
+                  files: FileStore | None = None) -> tuple[ModelRequest, Window]:
+    read = history_rows(chat.id, newest=HISTORY_READ)
+    unread = _older_usable(chat.id, read[0].id) if len(read) == HISTORY_READ else 0
+    rows = [r for r in read if _usable(r)]
+    if unread and len(rows) <= MAX_MESSAGES:
+        # So many rows were skipped that the margin ran out: read the whole history.
+        rows, unread = [r for r in history_rows(chat.id) if _usable(r)], 0
+    messages = with_attachments(rows, model, files)
     if continuing:
         messages.append(Message(role="user", content=CONTINUE_PROMPT))
     try:
         window = fit(messages)
     except Exception as exc:
         raise TurnSetupError(getattr(exc, "code", "context_too_long"), str(exc)) from exc
+    if unread:
+        window = replace(window, omitted=window.omitted + unread)
     system = "\n\n".join(p for p in (chat.system_prompt or "", window.notice()) if p)
     params = {k: v for k, v in (chat.params or {}).items() if v is not None}
     request = ModelRequest(provider=provider_config(model.provider, keys), wire_api=model.wire_api,
@@ -88,9 +146,13 @@ def build_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: boo
 def fallback_routes(model: ModelEntry, base: ModelRequest, keys) -> tuple[Route, ...]:
     """The model's fallbacks that can answer now (existing, provider turned on), in order."""
     routes = []
+    # A model that cannot see images is no stand-in for a request that carries some.
+    needs_vision = any(m.images for m in base.messages)
     for model_id in model.fallbacks or []:
         other = ModelEntry.get_or_none(ModelEntry.id == model_id)
         if other is None or other.id == model.id or not other.provider.enabled:
+            continue
+        if needs_vision and not other.supports_vision:
             continue
         routes.append(Route(other.id, replace(base, provider=provider_config(other.provider, keys),
                                               wire_api=other.wire_api, model=other.api_model,

@@ -17,7 +17,9 @@ from backend.app_events import AppEvents
 from backend.core import agent
 from backend.core.tools import ToolRegistry
 from backend.store.db import db, now
-from backend.store.models import Chat, File, Message as MessageRow
+from backend.store.files import FileStore
+from backend.store.models import Chat, Message as MessageRow
+from backend.store.serialize import attachment_ids, file_to_dict, files_by_id, message_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.runner import Turn
 from backend.turns.title import maybe_title
@@ -27,6 +29,13 @@ MAX_QUEUE = 10
 FLUSH_INTERVAL = 0.5  # partial text reaches the disk at least this often (the contract: once a second)
 PREVIEW_CHARS = 120
 TRIM_EVERY = 60  # flush ticks (30 s) between sweeps that drop expired turns' event logs
+
+
+def _preview(row: MessageRow) -> str:
+    # A message of files alone is previewed by their names, not as an empty chip.
+    if row.content or not attachment_ids(row):
+        return row.content[:PREVIEW_CHARS]
+    return ("Files: " + ", ".join(f["name"] for f in message_attachments(row)))[:PREVIEW_CHARS]
 
 
 class CommandError(Exception):
@@ -63,6 +72,7 @@ class TurnRegistry:
     def __init__(self, config, keys):
         self.config, self.keys = config, keys
         self.tools = load_tools()
+        self.files = FileStore.for_data_dir(config.data_dir)  # attachments, read into model requests
         self.limits = limits_from_env()
         self.tool_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
         self._lock = threading.RLock()
@@ -151,7 +161,7 @@ class TurnRegistry:
         with self._lock:
             ids = list(state.queue)
         rows = {r.id: r for r in MessageRow.select().where(MessageRow.id.in_(ids))} if ids else {}
-        return [{"message_id": i, "preview": rows[i].content[:PREVIEW_CHARS]} for i in ids if i in rows]
+        return [{"message_id": i, "preview": _preview(rows[i])} for i in ids if i in rows]
 
     # --- commands ---------------------------------------------------------------------
 
@@ -161,11 +171,15 @@ class TurnRegistry:
             existing = MessageRow.get_or_none((MessageRow.chat == chat_id) & (MessageRow.request_id == request_id))
             if existing is not None:
                 return {"request_id": request_id, "message_id": existing.id,
-                        "queued": existing.status == "queued", "duplicate": True}
+                        "queued": existing.status == "queued", "attachments": message_attachments(existing),
+                        "duplicate": True}
             self._check_open()
-            missing = [f for f in attachments if File.get_or_none(File.id == f) is None]
+            rows = files_by_id(attachments)
+            missing = [f for f in attachments if f not in rows]
             if missing:
                 raise CommandError("not_found", f"No attached file with id {missing[0]!r}. Attach it again.")
+            # Shown with the message by every window, as GET …/messages lists it.
+            files = [file_to_dict(rows[f]) for f in attachments]
             queued = state.turn is not None
             if queued and len(state.queue) >= MAX_QUEUE:
                 raise CommandError("queue_full", f"{MAX_QUEUE} messages are already waiting. "
@@ -176,14 +190,15 @@ class TurnRegistry:
                                         content_parts={"attachments": attachments} if attachments else None)
                 Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()
             state.hub.publish("accepted", state.turn.id if queued else None,
-                              request_id=request_id, message_id=row.id, queued=queued)
+                              request_id=request_id, message_id=row.id, queued=queued, attachments=files)
             if queued:
                 state.queue.append(row.id)
                 self._publish_queue(chat_id)
                 self.app_events.chat_changed(chat_id)  # new activity moves it up the list
             else:
                 self._start(state, chat_id, row.id)
-            return {"request_id": request_id, "message_id": row.id, "queued": queued, "duplicate": False}
+            return {"request_id": request_id, "message_id": row.id, "queued": queued, "attachments": files,
+                    "duplicate": False}
 
     def stop(self, chat_id: str, clear_queue: bool = False) -> bool:
         state = self._state(chat_id)

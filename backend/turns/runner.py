@@ -98,7 +98,8 @@ class Turn:
         model = resolve_model(chat)
         self.model_id = model.id
         request, _window = build_request(chat, model, self.registry.keys, self.registry.tools.specs(),
-                                         continuing=self.continue_message_id is not None)
+                                         continuing=self.continue_message_id is not None,
+                                         files=self.registry.files)
         if self.continue_message_id is not None:
             row = MessageRow.get_by_id(self.continue_message_id)
             with db.atomic():

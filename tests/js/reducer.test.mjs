@@ -172,6 +172,21 @@ describe("localSend and accepted", () => {
     assertMatches(s.messages, [{ id: 9, role: "user", content: "Hello", status: "queued", requestId: "r1" }]);
   });
 
+  test("attached files stay with the message from the send to the saved row", () => {
+    const file = { id: "file_1", name: "dot.png", mime: "image/png", size: 70, sha256: "ab" };
+    const sent = deepFreeze(localSend(initialState("c"), "r1", "", [file]));
+    assert.deepEqual(sent.pending, [{ requestId: "r1", content: "", attachments: [file] }]);
+    let s = applyEvent(sent, { type: "accepted", event_id: 1, turn_id: null, epoch: "e", request_id: "r1",
+                               message_id: 4, queued: false });
+    assert.deepEqual(s.messages[0].attachments, [file]);
+    s = loadHistory(s, [{ id: 4, role: "user", content: "", status: "complete", attachments: [file] }], false);
+    assert.deepEqual(s.messages[0].attachments, [file]);
+    // Another window learns them from the accepted event itself.
+    s = applyEvent(initialState("c"), { type: "accepted", event_id: 1, turn_id: null, epoch: "e",
+                                        request_id: "other", message_id: 5, queued: false, attachments: [file] });
+    assert.deepEqual(s.messages[0].attachments, [file]);
+  });
+
   test("an accepted from another window leaves a placeholder for history to fill", () => {
     let s = applyEvent(initialState("c"), { type: "accepted", event_id: 1, turn_id: null, epoch: "e",
                                            request_id: "other", message_id: 3, queued: false });

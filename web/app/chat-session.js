@@ -7,6 +7,7 @@ import { get } from "./api.js";
 import { ChatSocket } from "./socket.js";
 import { schedule } from "./store.js";
 import { randomId } from "./dom.js";
+import { takeStagedAttachments } from "./attachments.js";
 
 // Messages per history page. `?pagesize=N` (5–200) in the page address overrides it,
 // so tests can page through a long chat without writing hundreds of rows.
@@ -14,6 +15,10 @@ const PAGE = (() => {
   const n = Number(new URLSearchParams(location.search).get("pagesize"));
   return Number.isInteger(n) && n >= 5 && n <= 200 ? n : 50;
 })();
+
+// Paging back to a message a search found takes the server's largest pages.
+const JUMP_PAGE = 200;
+const saved = (m) => typeof m.id === "number" || /^\d+$/.test(String(m.id));
 
 // A chat named in the address is fetched while the app loads its own data (models,
 // settings, the chat list), not after: opening it then costs one round trip less.
@@ -111,9 +116,12 @@ export class ChatSession {
     this.socket?.send(frame);
   }
 
-  send(content, requestId = randomId("req")) {
-    this.state = localSend(this.state, requestId, content);
-    this._send({ type: "send", request_id: requestId, content });
+  /** @param attachments stored files ({id, name, mime, size, …}); by default those the composer staged with this text */
+  send(content, requestId = randomId("req"), attachments = takeStagedAttachments(content)) {
+    this.state = localSend(this.state, requestId, content, attachments);
+    const frame = { type: "send", request_id: requestId, content };
+    if (attachments.length) frame.attachments = attachments.map((f) => f.id);
+    this._send(frame);
     schedule();
   }
 
@@ -148,20 +156,42 @@ export class ChatSession {
     } catch { /* the live state stands */ } finally { this.refreshing = false; }
   }
 
-  async loadOlder() {
-    const first = this.state.messages.find((m) => typeof m.id === "number" || /^\d+$/.test(String(m.id)));
+  async loadOlder(limit = PAGE) {
+    if (this.olderLoad) return this.olderLoad; // one page at a time: a second caller waits for it
+    const first = this.state.messages.find(saved);
     if (!first || this.loadingOlder || this.closed || !this.state.hasMore) return;
     this.loadingOlder = true;
     schedule();
-    try {
-      const page = await get(`/api/chats/${encodeURIComponent(this.chatId)}/messages?limit=${PAGE}&before=${first.id}`);
-      if (!this.closed) this.state = loadHistory(this.state, page.items, page.has_more);
-      this.olderFailed = false;
-    } catch {
-      this.olderFailed = true; // the button stays: a click (or scrolling up again) retries
-    } finally {
-      this.loadingOlder = false;
-      schedule();
+    this.olderLoad = (async () => {
+      try {
+        const page = await get(`/api/chats/${encodeURIComponent(this.chatId)}/messages?limit=${limit}&before=${first.id}`);
+        if (!this.closed) this.state = loadHistory(this.state, page.items, page.has_more);
+        this.olderFailed = false;
+      } catch {
+        this.olderFailed = true; // the button stays: a click (or scrolling up again) retries
+      } finally {
+        this.loadingOlder = false;
+        this.olderLoad = null;
+        schedule();
+      }
+    })();
+    return this.olderLoad;
+  }
+
+  /**
+   * Page back until message `id` is loaded (a search result far up a long chat), in the
+   * server's largest pages. What is loaded stays one run up to the newest message, as
+   * the live events need. False when the chat no longer has that message.
+   */
+  async loadUntil(id) {
+    const want = Number(id);
+    for (;;) {
+      if (this.closed) return false;
+      if (this.state.messages.some((m) => Number(m.id) === want)) return true;
+      const first = this.state.messages.find(saved);
+      if (!first || !this.state.hasMore || Number(first.id) < want) return false;
+      await this.loadOlder(JUMP_PAGE);
+      if (this.olderFailed) return false;
     }
   }
 

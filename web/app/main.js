@@ -18,11 +18,18 @@ import { FirstRunView } from "./views/firstrun.js";
 import { mountToasts, toast } from "./views/toast.js";
 import { openShortcuts, openChatSettings } from "./views/dialogs.js";
 import { installShortcuts } from "./shortcuts.js";
+import { openSearch } from "./views/search.js";
+import { organiseActions, refreshFolders } from "./organise.js";
+import { ChatBanner } from "./views/chat-banner.js";
+import { TrashView } from "./views/trash.js";
+import { ArchiveView } from "./views/archive.js";
 
 const root = document.getElementById("app");
 const mainEl = h("main", { class: "main", id: "main" });
 let view = null;          // the view shown in <main>
 let firstSend = null;     // {chatId, text}: a new chat's first message, sent once it opens
+let jumpTo = null;        // {chatId, messageId}: a search result, shown once its chat opens
+let banner = null;        // the strip under a chat view's header (views/chat-banner.js)
 
 // -- chats list -----------------------------------------------------------------
 
@@ -54,7 +61,9 @@ async function refreshChats() {
 
 /** A frame of /ws/_app: a chat's new state, a deleted chat, or "read the list again". */
 function onAppFrame(frame) {
-  if (frame.type === "resync") { refreshChats(); return; }
+  view?.onAppFrame?.(frame); // the Trash and Archived views follow changes too
+  if (frame.type === "folders_changed") { refreshFolders(); return; }
+  if (frame.type === "resync") { refreshChats(); refreshFolders(); return; }
   replay?.push(frame);
   applyChatFrame(frame, openChatId());
 }
@@ -70,13 +79,26 @@ async function moreChats() {
 const actions = {
   newChat() {
     closeSidebar();
-    if (app.route.name === "new") view?.focus?.();
-    else go("/");
+    // A plain new chat: not in the folder or temporary as a previous draft may have been.
+    const changed = actions.resetDraft();
+    if (app.route.name !== "new") go("/");
+    else if (changed) showNewChat();
+    else view?.focus?.();
   },
   open(id) { go(chatPath(id)); },
   settings() { closeSidebar(); go("/settings"); },
   toggleTheme() { toggleTheme(); schedule(); },
   help: openShortcuts,
+  search() { openSearch((item) => actions.openAt(item.chat_id, item.message_id)); },
+
+  /** Open a chat at one of its messages (a search result). */
+  openAt(chatId, messageId) {
+    closeSidebar();
+    const s = app.session;
+    if (s?.chatId === chatId && s.loaded && view instanceof ChatView) { view.reveal(messageId); return; }
+    jumpTo = { chatId, messageId };
+    go(chatPath(chatId));
+  },
   more: moreChats,
 
   async rename(id, title) {
@@ -95,8 +117,8 @@ const actions = {
     } catch (err) { toast(err.message); }
   },
 
-  async remove(id) {
-    const chat = app.chats.find((c) => c.id === id);
+  async remove(id, title) {
+    const chat = app.chats.find((c) => c.id === id) || { title };
     try { await del(`/api/chats/${encodeURIComponent(id)}`); } catch (err) { toast(err.message); return; }
     const wasOpen = app.route.name === "chat" && app.route.chatId === id;
     setChats(app.chats.filter((c) => c.id !== id));
@@ -116,14 +138,19 @@ const actions = {
   async createAndSend(text) {
     const body = {};
     if (view?.draftModel) body.model_id = view.draftModel;
+    // In a folder, what is not given here comes from the folder's defaults (the server copies them).
+    if (app.draft.folderId) body.folder_id = app.draft.folderId;
+    if (app.draft.temporary) body.temporary = true;
     try {
       const chat = await post("/api/chats", body);
       firstSend = { chatId: chat.id, text };
-      setChats([chat, ...app.chats.filter((c) => c.id !== chat.id)]); // its app-socket frame may have come first
+      actions.resetDraft();
+      // Its app-socket frame may have come first. A temporary chat is in no list.
+      if (!chat.temporary) setChats([chat, ...app.chats.filter((c) => c.id !== chat.id)]);
       go(chatPath(chat.id));
       return true;
     } catch (err) {
-      toast(err.message, { ms: 8000 });
+      toast(err.fields ? Object.values(err.fields).join(" ") : err.message, { ms: 8000 });
       return false;
     }
   },
@@ -147,6 +174,8 @@ const actions = {
     sidebar.el.querySelector("a, button")?.focus();
   },
 };
+
+Object.assign(actions, organiseActions({ showNewChat: () => showNewChat(), refreshChats }));
 
 function closeSidebar() {
   if (!root.classList.contains("sidebar-open")) return;
@@ -180,8 +209,25 @@ const sessionHooks = {
 
 function setView(next) {
   view = next;
+  banner = next instanceof ChatView ? new ChatBanner(next, actions) : null;
   mainEl.replaceChildren(next.el);
   schedule();
+}
+
+/** A new, unsaved chat view. Started in a folder, it shows the model the folder gives. */
+function newChatView() {
+  const next = new ChatView(null, actions);
+  const folder = app.folders.find((f) => f.id === app.draft.folderId);
+  if (folder?.model_id && app.models.some((m) => m.id === folder.model_id)) next.draftModel = folder.model_id;
+  return next;
+}
+
+/** Draw the new-chat view again (its folder changed), keeping what was typed. */
+function showNewChat() {
+  const typed = view instanceof ChatView && !view.session ? view.composer.input.value : "";
+  setView(newChatView());
+  if (typed) view.composer.input.value = typed;
+  focusComposer();
 }
 
 async function show(route) {
@@ -193,6 +239,9 @@ async function show(route) {
   }
   if (route.name === "settings") {
     setView(new SettingsView({ close: () => history.length > 1 ? history.back() : go("/") }));
+  } else if (route.name === "trash" || route.name === "archive") {
+    setView(route.name === "trash" ? new TrashView(actions) : new ArchiveView(actions));
+    view.focus();
   } else if (route.name === "chat") {
     if (app.session) return schedule();
     const session = new ChatSession(route.chatId, sessionHooks);
@@ -206,10 +255,15 @@ async function show(route) {
       session.send(text);
     }
     focusComposer();
+    if (jumpTo?.chatId === route.chatId && app.session === session) {
+      const { messageId } = jumpTo;
+      jumpTo = null;
+      view.reveal(messageId);
+    }
   } else if (app.providers && !app.providers.length) {
     setView(new FirstRunView({ done: () => { setView(new ChatView(null, actions)); view.focus(); } }));
   } else {
-    setView(new ChatView(null, actions));
+    setView(newChatView());
     focusComposer();
   }
 }
@@ -234,6 +288,7 @@ onApiError((err) => {
 onRender(() => {
   sidebar.render();
   view?.render();
+  banner?.render();
 });
 
 /** Resolves once the next frame has been painted. */
@@ -248,7 +303,7 @@ async function start() {
   installShortcuts(actions, () => app.session, () => view, sidebar);
   // Live markers for chats that are not open. On every (re)connect the list is read once
   // after `ready`: a change made while the socket was down would otherwise be missed.
-  new AppSocket({ onReady: () => refreshChats(), onFrame: onAppFrame, shouldStop: () => app.signedOut });
+  new AppSocket({ onReady: () => { refreshChats(); refreshFolders(); }, onFrame: onAppFrame, shouldStop: () => app.signedOut });
   // A chat in the address opens at once, alongside the app's own data: its text
   // shows as written until the Markdown module is in (render-queue holds it).
   const first = parseRoute();
@@ -260,7 +315,7 @@ async function start() {
   const markdown = (shown ? shown.then(afterPaint) : Promise.resolve()).then(loadMarkdown);
   holdUntil(markdown);
   // History and the list are useful even when the catalog fails to load, so neither waits for the other.
-  await Promise.allSettled([markdown, reloadCatalog(), refreshChats()]);
+  await Promise.allSettled([markdown, reloadCatalog(), refreshChats(), refreshFolders()]);
   // First run or a new chat: that depends on the providers, so it waits for them.
   await (shown ?? show(parseRoute()));
   // The list may be stale after the window was hidden (other chats finished meanwhile).

@@ -7,6 +7,9 @@ export async function loadMarkdown() {
   try {
     const mod = await import("../js/markdown.js");
     render = typeof mod.renderFragment === "function" ? mod.renderFragment : null;
+    // Off the critical path: grammars compile when the page has nothing else to do.
+    const idle = window.requestIdleCallback ? (fn) => requestIdleCallback(fn, { timeout: 2000 }) : (fn) => setTimeout(fn, 50);
+    mod.warmUp?.(idle);
   } catch (err) {
     console.warn("Markdown renderer unavailable; showing plain text.", err);
     render = null;
@@ -35,6 +38,21 @@ export function markdownNodes(text) {
   return fragment;
 }
 
+/** A code block's bar: its language and a Copy button (shortcuts.js handles the click). */
+export function codeBar(lang) {
+  const bar = document.createElement("div");
+  bar.className = "code-bar";
+  const label = document.createElement("span");
+  label.textContent = lang || "code";
+  const btn = document.createElement("button");
+  btn.type = "button";
+  btn.className = "code-copy";
+  btn.textContent = "Copy";
+  btn.setAttribute("aria-label", "Copy code");
+  bar.append(label, btn);
+  return bar;
+}
+
 function decorate(root) {
   for (const img of root.querySelectorAll("img")) {
     const src = img.getAttribute("src") || "";
@@ -55,16 +73,7 @@ function decorate(root) {
     const wrap = document.createElement("div");
     wrap.className = "code-wrap";
     const lang = (pre.querySelector("code")?.className.match(/language-([\w+-]+)/) || [])[1];
-    const bar = document.createElement("div");
-    bar.className = "code-bar";
-    const label = document.createElement("span");
-    label.textContent = lang || "code";
-    const btn = document.createElement("button");
-    btn.type = "button";
-    btn.className = "code-copy";
-    btn.textContent = "Copy";
-    btn.setAttribute("aria-label", "Copy code");
-    bar.append(label, btn);
+    const bar = codeBar(lang);
     pre.replaceWith(wrap);
     wrap.append(bar, pre);
   }

@@ -14,6 +14,11 @@ export function installShortcuts(actions, session, view, sidebar) {
     if (mod && !e.shiftKey && !e.altKey && key === "n") {
       e.preventDefault();
       actions.newChat();
+    } else if (mod && !e.shiftKey && !e.altKey && key === "k") {
+      // Search is wanted from anywhere, the message box included (the browser's own
+      // Ctrl+K goes to its address bar otherwise).
+      e.preventDefault();
+      actions.search();
     } else if (mod && e.key === ",") {
       e.preventDefault();
       actions.settings();

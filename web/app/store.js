@@ -8,6 +8,9 @@ export const app = {
   chats: [],            // GET /api/chats items, newest activity first
   chatsCursor: null,
   chatsVersion: 0,      // bumped on every change, so the sidebar knows when to redraw
+  folders: [],          // GET /api/folders items, by name
+  foldersVersion: 0,
+  draft: { folderId: null, temporary: false },  // how the next new chat starts (organise.js)
   providers: null,      // null until loaded
   models: [],
   settings: null,
@@ -46,6 +49,13 @@ export function applyChatFrame(frame, openId) {
   if (next === app.chats) return;
   app.chats = next;
   app.chatsVersion += 1;
+  schedule();
+}
+
+export function setFolders(items) {
+  if (JSON.stringify(items) === JSON.stringify(app.folders)) return;
+  app.folders = items;
+  app.foldersVersion += 1;
   schedule();
 }
 

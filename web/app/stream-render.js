@@ -11,7 +11,7 @@
 // animation frame), and a reply shown from history is drawn piece by piece through
 // the render queue, newest first, instead of in one long task.
 
-import { fillMarkdown, markdownNodes, hasMarkdown } from "./markdown-loader.js";
+import { fillMarkdown, markdownNodes, hasMarkdown, codeBar } from "./markdown-loader.js";
 import { later, held } from "./render-queue.js";
 
 const CHECK = 64;    // how many trailing characters prove the new text extends the old
@@ -126,17 +126,7 @@ export class StreamRenderer {
     const code = nl === -1 ? "" : open.slice(nl + 1);
     let c = this.openCode;
     if (!c || c.from !== this.stable || !c.el.isConnected) {
-      const lang = (fence[2] || "").trim().split(/\s+/)[0];
-      const label = document.createElement("span");
-      label.textContent = lang || "code";
-      const copy = document.createElement("button");
-      copy.type = "button";
-      copy.className = "code-copy";
-      copy.textContent = "Copy";
-      copy.setAttribute("aria-label", "Copy code");
-      const bar = document.createElement("div");
-      bar.className = "code-bar";
-      bar.append(label, copy);
+      const bar = codeBar((fence[2] || "").trim().split(/\s+/)[0]);
       const el = document.createElement("code");
       const pre = document.createElement("pre");
       pre.append(el);

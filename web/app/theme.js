@@ -1,6 +1,8 @@
 // Light/dark: follow prefers-color-scheme unless the person picked one (kept in
-// localStorage). theme-boot.js applies the stored choice before first paint.
+// localStorage, and in a cookie the server reads to write data-theme into the page,
+// so the choice applies before the first paint with no blocking script).
 const KEY = "numi.theme";
+const COOKIE = "numi_theme";
 
 export function getTheme() {
   try { return localStorage.getItem(KEY) || "system"; } catch { return "system"; }
@@ -15,8 +17,11 @@ export function setTheme(theme) {
 }
 
 export function apply(theme = getTheme()) {
-  if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
+  const picked = theme === "light" || theme === "dark";
+  if (picked) document.documentElement.dataset.theme = theme;
   else delete document.documentElement.dataset.theme;
+  document.cookie = picked ? `${COOKIE}=${theme}; path=/; max-age=31536000; SameSite=Strict`
+    : `${COOKIE}=; path=/; max-age=0; SameSite=Strict`;
 }
 
 /** The theme the page shows now, for the quick toggle. */

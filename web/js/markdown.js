@@ -104,3 +104,22 @@ export function renderMarkdown(text) {
   box.append(renderFragment(text));
   return box.innerHTML;
 }
+
+// highlight.js compiles a language's grammar the first time it is used: 10-100 ms in
+// one go. Done in the middle of a streamed reply that is a frozen frame, so the
+// languages models write most are compiled once, one per idle moment, after start.
+const COMMON_LANGUAGES = ["python", "javascript", "typescript", "bash", "json", "xml", "css", "sql",
+  "yaml", "go", "rust", "java", "c", "cpp", "csharp", "shell", "markdown", "diff"];
+
+/** Compile the common grammars, one per idle callback; `idle(fn)` schedules one. */
+export function warmUp(idle) {
+  const queue = COMMON_LANGUAGES.filter((l) => hljs.getLanguage(l));
+  const next = () => {
+    const language = queue.shift();
+    if (!language) return;
+    hljs.highlight("x", { language, ignoreIllegals: true });
+    idle(next);
+  };
+  idle(next);
+}
+

@@ -41,9 +41,10 @@ export function initialState(chatId) {
 }
 
 /** An optimistic user message, shown until the server's `accepted` names its row. */
-export function localSend(state, requestId, content) {
+export function localSend(state, requestId, content, attachments) {
   if (state.pending.some((p) => p.requestId === requestId)) return state;
-  return { ...state, pending: [...state.pending, { requestId, content }] };
+  const pending = attachments?.length ? { requestId, content, attachments } : { requestId, content };
+  return { ...state, pending: [...state.pending, pending] };
 }
 
 /**
@@ -115,6 +116,7 @@ const HANDLERS = {
       ? { ...old, status: old.status === "queued" || old.status === "complete" ? status : old.status }
       : newMessage(e.message_id, "user", {
         content: pending ? pending.content : "",
+        attachments: e.attachments ?? pending?.attachments ?? [],
         status,
         requestId: e.request_id,
         // Sent from another window: the text is not known here until loadHistory.
@@ -313,7 +315,7 @@ function fromRow(item, old) {
     id: item.id, role: item.role, content: item.content ?? "", reasoning: item.reasoning ?? "",
     toolCalls: calls, toolCallId: item.tool_call_id ?? null, status: item.status,
     modelId: item.model_id ?? null, usage: item.usage ?? null, error: item.error ?? null,
-    requestId: item.request_id ?? null, saved: true, placeholder: false,
+    requestId: item.request_id ?? null, attachments: item.attachments ?? [], saved: true, placeholder: false,
   };
 }
 

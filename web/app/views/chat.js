@@ -2,11 +2,12 @@
 // approvals, and the composer. It renders from a ChatSession's reducer state and
 // reuses one MessageView per message, so a frame only touches what changed.
 import { h } from "../dom.js";
-import { app, modelLabel } from "../store.js";
+import { app, modelLabel, schedule } from "../store.js";
 import { MessageView, errorText } from "./message.js";
 import { Composer } from "./composer.js";
 import { approvalCard } from "./approval.js";
 import { runFor } from "../render-queue.js";
+import { toast } from "./toast.js";
 
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
 // for what is on screen; the rest follows in later tasks.
@@ -58,8 +59,13 @@ export class ChatView {
       const s = this.scroller;
       this.stick = s.scrollHeight - s.scrollTop - s.clientHeight < 120;
     }, { passive: true });
+    // A message opened from search stays in view while the chat lays out around it
+    // (older pages, Markdown drawn later), until the person scrolls or clicks.
+    for (const type of ["wheel", "touchstart", "pointerdown", "keydown"]) {
+      this.scroller.addEventListener(type, () => this._release(), { passive: true });
+    }
     if (typeof ResizeObserver === "function") {
-      this.pin = new ResizeObserver(() => { if (this.stick) this.scroller.scrollTop = this.scroller.scrollHeight; });
+      this.pin = new ResizeObserver(() => this._follow());
       this.pin.observe(this.scroller);
       this.pin.observe(this.scroller.firstElementChild);
     }
@@ -91,11 +97,51 @@ export class ChatView {
 
   focus() { this.composer.focus(); }
 
+  /** Show a message a search found: page back to it, scroll to it, mark it for a moment. */
+  async reveal(messageId) {
+    const s = this.session;
+    if (!s) return false;
+    if (!(await s.loadUntil(messageId))) {
+      // Edited or regenerated away since it was found (or the history would not load).
+      if (!s.closed) toast(s.olderFailed ? "Older messages could not be loaded." : "That message is no longer in this chat.");
+      return false;
+    }
+    this.target = Number(messageId);
+    schedule();
+    return true;
+  }
+
+  _showTarget() {
+    const view = this.views.get(this.target);
+    this.target = null;
+    if (!view) return;
+    this._release();
+    const el = view.el;
+    el.tabIndex = -1; // focus goes to it, so a screen reader reads what was found
+    el.classList.add("msg-found");
+    this.found = this.hold = el;
+    this.stick = false;
+    el.scrollIntoView({ block: "center" });
+    el.focus({ preventScroll: true });
+  }
+
+  _release() {
+    this.hold = null;
+    this.found?.classList.remove("msg-found");
+    this.found = null;
+  }
+
+  /** After layout: keep a found message in view, else follow the newest text. */
+  _follow() {
+    if (this.hold?.isConnected) this.hold.scrollIntoView({ block: "center" });
+    else if (this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
   render() {
     const s = this.session;
     const state = s?.state;
     // Skip the frame when none of the inputs changed (compared by identity).
-    const parts = [state, s?.connection, s?.chat, s?.loaded, s?.loadError, s?.loadingOlder, app.models, app.settings, this.dismissedNotice];
+    const parts = [state, s?.connection, s?.chat, s?.loaded, s?.loadError, s?.loadingOlder, app.models, app.settings, this.dismissedNotice, this.target];
     if (this.lastParts && parts.every((p, i) => p === this.lastParts[i])) return;
     this.lastParts = parts;
 
@@ -147,6 +193,7 @@ export class ChatView {
       note: !model && app.settings && !app.settings.default_model_id ? "This chat has no model: pick one above." : "",
     });
     runFor(FIRST_PAINT_BUDGET_MS);
+    if (this.target != null) this._showTarget();
     if (!this.pin && this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 

@@ -1,7 +1,14 @@
 // The message box. Enter sends, Shift+Enter is a newline, Esc stops a running reply.
 // While a reply runs, sending queues the message (the server keeps the order) and
 // the waiting messages show as chips with ✕ to drop one.
+// Files attach by the paperclip button, by dropping them on the chat or by pasting
+// (images from the clipboard): each uploads at once and shows as a chip (a thumbnail
+// for images, name and size otherwise) with its progress and ✕ to remove it.
 import { h } from "../dom.js";
+import { formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
+
+// What a model can be given of a file, for the sentence shown when it cannot.
+const READABLE = "images, text files (code, Markdown, CSV, JSON) and PDFs";
 
 export class Composer {
   /** @param hooks {{send(text): boolean, stop(), discard(messageId)}} */
@@ -18,10 +25,23 @@ export class Composer {
     // A list, so the label is read (a name on a plain div is ignored) with the count.
     this.queue = h("div", { class: "queue", role: "list", hidden: true, "aria-label": "Queued messages" });
     this.note = h("div", { class: "composer-note" });
-    this.el = h("div", { class: "composer" }, this.queue,
-      h("div", { class: "composer-box" }, this.input, h("div", { class: "composer-buttons" }, this.stopBtn, this.sendBtn)),
-      this.note);
+    this.fileInput = h("input", { type: "file", multiple: true, hidden: true, class: "attach-input",
+      "aria-hidden": "true", tabindex: "-1", onchange: () => this._pick() });
+    this.attachBtn = h("button", { type: "button", class: "ghost icon-btn attach-btn", "aria-label": "Attach files",
+      title: "Attach files (or drop them here, or paste an image)", onclick: () => this.fileInput.click() }, icon("clip"));
+    this.attachList = h("div", { class: "attach-list", role: "list", "aria-label": "Attached files", hidden: true });
+    this.attachError = h("div", { class: "attach-error", role: "alert" });
+    this.box = h("div", { class: "composer-box" }, this.attachBtn, this.input,
+      h("div", { class: "composer-buttons" }, this.stopBtn, this.sendBtn));
+    this.el = h("div", { class: "composer" }, this.queue, this.attachList, this.attachError, this.box,
+      this.fileInput, this.note);
     this.queueKey = "";
+    this.attachments = []; // {key, file, name, size, state: uploading|ready|error, progress, stored, error, url, el}
+    this.input.addEventListener("paste", (e) => this._paste(e));
+    this._dropZone(this.el);
+    // Dropping anywhere on the chat counts: the chat view puts this composer in its
+    // section right after building it, so that section is hooked once it exists.
+    queueMicrotask(() => { if (this.el.parentElement) this._dropZone(this.el.parentElement); });
     // The hint in the empty box wraps when the box narrows (200 % zoom, or Stop showing
     // beside Send), and a one-row box would cut its second line in half: fit the height
     // again whenever the width changes. Only on a change, so an idle page does nothing.
@@ -53,11 +73,143 @@ export class Composer {
 
   _send() {
     const text = this.input.value;
-    if (!text.trim() || this.disabled) return;
+    const ready = this.attachments.filter((a) => a.state === "ready");
+    if ((!text.trim() && !ready.length) || this.disabled) return;
+    if (this.attachments.some((a) => a.state === "uploading")) {
+      this._say("Wait a moment: the attached files are still uploading.");
+      return;
+    }
+    stageAttachments(text, ready.map((a) => a.stored));
     if (this.hooks.send(text) !== false) {
       this.input.value = "";
       this._fit();
+      this._clearAttachments();
+    } else {
+      stageAttachments(text, []);
     }
+  }
+
+  // --- attachments -------------------------------------------------------------------
+
+  _pick() {
+    this._addFiles([...this.fileInput.files]);
+    this.fileInput.value = ""; // choosing the same file again must fire change again
+    this.input.focus();
+  }
+
+  _paste(e) {
+    const files = [...(e.clipboardData?.files || [])];
+    if (!files.length) return;
+    // A copied image often comes with HTML or a file path beside it: the file is what
+    // the person meant. Text copied with a picture (a web page) still pastes as text.
+    if (!e.clipboardData.getData("text/plain")) e.preventDefault();
+    this._addFiles(files);
+  }
+
+  _dropZone(el) {
+    const hasFiles = (e) => [...(e.dataTransfer?.types || [])].includes("Files");
+    el.addEventListener("dragover", (e) => {
+      if (!hasFiles(e) || this.disabled) return;
+      e.preventDefault(); // allows the drop
+      e.dataTransfer.dropEffect = "copy";
+      this.box.classList.add("drop-target");
+    });
+    el.addEventListener("dragleave", (e) => {
+      if (!el.contains(e.relatedTarget)) this.box.classList.remove("drop-target");
+    });
+    el.addEventListener("drop", (e) => {
+      this.box.classList.remove("drop-target");
+      if (!hasFiles(e) || this.disabled) return;
+      e.preventDefault(); // the browser would otherwise open the file in place of the app
+      e.stopPropagation(); // the composer's drop is the chat's drop: handled once
+      this._addFiles([...e.dataTransfer.files]);
+      this.input.focus();
+    });
+  }
+
+  _addFiles(files) {
+    if (this.disabled || !files.length) return;
+    this._say("");
+    for (const file of files) {
+      const a = { key: `${Date.now()}-${Math.random()}`, file, name: file.name || "pasted-image.png", size: file.size,
+        state: "uploading", progress: 0, stored: null, error: "", url: "" };
+      // A thumbnail straight from the picked file (a blob: URL, allowed by the page's CSP).
+      if (isImage(file.type)) a.url = URL.createObjectURL(file);
+      this.attachments.push(a);
+      const job = upload(file, (p) => {
+        a.progress = p;
+        // In place: redrawing the chip on every progress event would take focus off its ✕.
+        const bar = a.el?.querySelector("progress");
+        if (bar) bar.value = p;
+        const size = a.el?.querySelector(".attach-size");
+        if (size) size.textContent = `uploading ${Math.round(p * 100)} %`;
+      });
+      a.abort = job.abort;
+      job.promise.then((stored) => {
+        a.stored = stored;
+        a.name = stored.name;
+        a.size = stored.size;
+        if (stored.kind === "binary") {
+          a.state = "error";
+          a.error = `${stored.name} cannot be sent: a model can only read ${READABLE}.`;
+        } else {
+          a.state = "ready";
+          // The server decides what the bytes are; a "picture" that is not one gets no thumbnail.
+          if (!isImage(stored.mime) && a.url) { URL.revokeObjectURL(a.url); a.url = ""; }
+        }
+        this._drawChip(a);
+      }, (err) => {
+        if (err.code === "aborted") return;
+        a.state = "error";
+        a.error = `${a.name} was not attached. ${err.message}`;
+        this._drawChip(a);
+      });
+    }
+    this._drawAttachments();
+  }
+
+  _remove(a) {
+    a.abort?.();
+    if (a.url) URL.revokeObjectURL(a.url);
+    this.attachments = this.attachments.filter((x) => x !== a);
+    this._drawAttachments();
+    this.input.focus();
+  }
+
+  _clearAttachments() {
+    for (const a of this.attachments) if (a.url) URL.revokeObjectURL(a.url);
+    this.attachments = [];
+    this._say("");
+    this._drawAttachments();
+  }
+
+  _say(text) {
+    if (this.attachError.textContent !== text) this.attachError.textContent = text;
+  }
+
+  _drawAttachments() {
+    this.attachList.hidden = !this.attachments.length;
+    this.attachList.replaceChildren(...this.attachments.map((a) => {
+      if (!a.el) this._drawChip(a);
+      return a.el;
+    }));
+  }
+
+  _drawChip(a) {
+    const label = a.state === "uploading" ? `uploading ${Math.round(a.progress * 100)} %`
+      : a.state === "error" ? "not attached" : formatSize(a.size);
+    const el = h("div", { class: `attach-chip ${a.state}`, role: "listitem", dataset: { state: a.state }, title: a.error || a.name },
+      a.url ? h("img", { class: "attach-thumb", src: a.url, alt: "" }) : icon("file"),
+      h("span", { class: "attach-text" },
+        h("span", { class: "attach-name" }, a.name),
+        h("span", { class: "attach-size" }, label)),
+      a.state === "uploading" ? h("progress", { class: "attach-progress", max: 1, value: a.progress, "aria-label": `Uploading ${a.name}` }) : null,
+      h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove ${a.name}`, onclick: () => this._remove(a) }, "✕"));
+    const hadFocus = a.el?.contains(document.activeElement);
+    if (a.el?.isConnected) a.el.replaceWith(el);
+    a.el = el;
+    if (hadFocus) el.querySelector("button").focus();
+    if (a.state === "error") this._say(a.error);
   }
 
   focus() { this.input.focus(); }
@@ -71,6 +223,7 @@ export class Composer {
     this.sendBtn.setAttribute("aria-label", running ? "Queue message (it is sent after the running reply)" : "Send message");
     this.sendBtn.disabled = this.disabled;
     this.input.disabled = this.disabled;
+    this.attachBtn.disabled = this.disabled;
     if (this.note.textContent !== (note || "")) this.note.textContent = note || "";
     const key = (queue || []).map((q) => q.message_id).join(",");
     if (key !== this.queueKey) {

@@ -5,7 +5,7 @@ import { toast } from "./toast.js";
 
 let sheets = 0;
 
-function sheet(title, ...body) {
+export function sheet(title, ...body) {
   // Named by its visible heading, so the two cannot drift apart. showModal() already makes
   // it modal for assistive technology; aria-modal says so for any that read only attributes.
   const titleId = `sheet-title-${++sheets}`;
@@ -43,6 +43,7 @@ const SHORTCUTS = [
   ["Shift + Enter", "New line"],
   ["Esc", "Stop the reply / close a dialog"],
   ["Ctrl/⌘ + N", "New chat"],
+  ["Ctrl/⌘ + K", "Search all chats"],
   ["Ctrl/⌘ + ,", "Settings"],
   ["Ctrl/⌘ + Shift + L", "Switch light / dark"],
   ["/", "Focus the message box"],
@@ -56,6 +57,14 @@ export function openShortcuts() {
   const d = sheet("Keyboard shortcuts",
     h("dl", { class: "keys" }, ...SHORTCUTS.flatMap(([k, v]) => [h("dt", {}, ...k.split(" + ").flatMap((x, i) => [i ? " + " : null, h("kbd", {}, x)])), h("dd", {}, v)])));
   d.classList.add("shortcuts");
+}
+
+/** Start a download the server names (Content-Disposition: attachment); the page stays. */
+export function download(url) {
+  const a = h("a", { href: url, download: "", hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
 }
 
 /** System prompt, temperature and reasoning effort of one chat (PATCH /api/chats/{id}). */
@@ -78,7 +87,11 @@ export function openChatSettings(chat, onSaved) {
     h("div", { class: "field" }, h("label", { for: "cs-effort" }, "Reasoning effort"), effort),
     err,
     h("div", { class: "form-row" }, h("button", { type: "submit", class: "primary" }, "Save")));
-  const d = sheet("Chat settings", form);
+  const exportUrl = (format) => `/api/chats/${encodeURIComponent(chat.id)}/export?format=${format}`;
+  const exports = h("div", { class: "form-row chat-export" }, h("span", { class: "hint" }, "Export this chat:"),
+    h("button", { type: "button", class: "ghost", onclick: () => download(exportUrl("md")) }, "Markdown"),
+    h("button", { type: "button", class: "ghost", onclick: () => download(exportUrl("json")) }, "JSON (re-importable)"));
+  const d = sheet("Chat settings", form, exports);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     try {

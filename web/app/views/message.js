@@ -5,6 +5,7 @@ import { StreamRenderer } from "../stream-render.js";
 import { ToolCallRow } from "./tool-call.js";
 import { modelLabel } from "../store.js";
 import { toast } from "./toast.js";
+import { fileUrl, formatSize, icon, isImage } from "../attachments.js";
 
 const CUT_OFF = new Set(["interrupted", "cancelled", "error"]);
 const STATUS_TEXT = {
@@ -81,9 +82,10 @@ export class MessageView {
   _buildPlain() {
     this.meta = h("div", { class: "msg-meta", id: `msg-meta-${seq}` });
     this.body = h("div", { class: "msg-body plain" });
+    this.files = h("div", { class: "msg-files", role: "list", "aria-label": "Attached files", hidden: true });
     this.error = h("div", { class: "msg-error", role: "note", hidden: true });
     this.bar = h("div", { class: "msg-actions" });
-    this.el.append(this.meta, this.body, this.error, this.bar);
+    this.el.append(this.meta, this.files, this.body, this.error, this.bar);
   }
 
   /** ctx: {busy, lastAssistant, toolResults: Map(callId → tool message)} */
@@ -194,6 +196,8 @@ export class MessageView {
     const label = msg.role === "user" ? "You" : msg.role === "tool" ? "Tool result" : "System";
     this.meta.textContent = [label, STATUS_TEXT[msg.status]].filter(Boolean).join(" · ");
     this.body.textContent = msg.content || "";
+    this._updateFiles(msg.attachments || []);
+    this.body.hidden = !msg.content && !!msg.attachments?.length; // files alone: no empty bubble
     const err = errorText(msg.error);
     this.error.hidden = !err;
     this.error.textContent = err;
@@ -203,6 +207,20 @@ export class MessageView {
       h("button", { type: "button", class: "ghost", "aria-label": "Copy message", onclick: () => this._copy() }, "Copy"),
       saved && !ctx.busy ? h("button", { type: "button", class: "ghost", "aria-label": "Edit this message", onclick: () => this._startEdit() }, "Edit") : null,
     );
+  }
+
+  /** A user message's files: images as thumbnails (served inline), the rest as name and size. */
+  _updateFiles(files) {
+    const key = files.map((f) => f.id).join();
+    if (key === this.filesKey) return;
+    this.filesKey = key;
+    this.files.hidden = !files.length;
+    this.files.replaceChildren(...files.map((f) => h("div", { class: `msg-file${isImage(f.mime) ? " image" : ""}`, role: "listitem" },
+      h("a", { href: fileUrl(f.id), target: "_blank", rel: "noopener", title: `${f.name} (${formatSize(f.size)})` },
+        isImage(f.mime)
+          ? h("img", { class: "msg-thumb", src: fileUrl(f.id), alt: f.name, loading: "lazy" })
+          : [icon("file"), h("span", { class: "attach-name" }, f.name),
+            h("span", { class: "attach-size" }, formatSize(f.size))]))));
   }
 
   async _copy() {

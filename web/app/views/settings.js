@@ -8,6 +8,7 @@ import { app, schedule } from "../store.js";
 import { reloadCatalog, findModels, setDefaultModel, loadSuggestions, KIND_LABEL } from "../catalog.js";
 import { providerForm } from "./provider-form.js";
 import { toast } from "./toast.js";
+import { download } from "./dialogs.js";
 import { getTheme, setTheme } from "../theme.js";
 
 export class SettingsView {
@@ -36,7 +37,8 @@ export class SettingsView {
         h("h2", {}, "Providers"), this.providers, this.suggest,
         h("details", { class: "card" }, h("summary", {}, "Add a provider"), addProvider),
         h("h2", {}, "Models"), this.models,
-        h("details", { class: "card" }, h("summary", {}, "Add a model by name"), this.addModel))));
+        h("details", { class: "card" }, h("summary", {}, "Add a model by name"), this.addModel),
+        h("h2", {}, "Your data"), this._dataSection())));
     this.key = null;
   }
 
@@ -51,6 +53,43 @@ export class SettingsView {
     this._providers();
     this._models();
     this._refreshModelForm();
+  }
+
+  // Built once: an import's result stays on screen while the lists above redraw.
+  _dataSection() {
+    const status = h("p", { class: "hint data-status", role: "status" });
+    const say = (text) => { status.textContent = text; };
+    const file = h("input", { type: "file", id: "import-file", accept: ".json,.zip,application/json,application/zip" });
+    file.addEventListener("change", async () => {
+      const chosen = file.files[0];
+      if (!chosen) return;
+      say(`Importing ${chosen.name}…`);
+      const form = new FormData();
+      form.append("file", chosen);
+      try {
+        // Not api(): the browser must set the multipart boundary itself.
+        const res = await fetch("/api/import", { method: "POST", body: form, credentials: "same-origin" });
+        const body = await res.json().catch(() => null);
+        if (!res.ok) throw new Error(body?.error?.message || `The server answered ${res.status}.`);
+        const n = body.chat_ids.length;
+        say(`Imported ${n} chat${n === 1 ? "" : "s"} from ${chosen.name}.`);
+      } catch (err) { say(err.message); }
+      file.value = "";  // the same file can be chosen again
+    });
+    const backup = async () => {
+      say("Backing up…");
+      try {
+        const r = await post("/api/backup");
+        say(`Backed up to ${r.path}.`);
+      } catch (err) { say(err.message); }
+    };
+    return h("div", { class: "card data" },
+      h("p", { class: "hint" }, "Your chats and files stay on this computer. Export them, bring in chats from another Numi or ChatGPT, or copy the database."),
+      h("div", { class: "row" },
+        h("button", { type: "button", class: "ghost", onclick: () => download("/api/export") }, "Export everything (.zip)"),
+        h("button", { type: "button", class: "ghost", onclick: backup }, "Back up now")),
+      h("div", { class: "field" }, h("label", { for: "import-file" }, "Import a Numi export (.json or .zip) or ChatGPT’s conversations.json / export .zip"), file),
+      status);
   }
 
   _notices() {

@@ -1,28 +1,53 @@
-// The chat list: pinned first, then newest activity first (the server's order).
+// The chat list: pinned first, then each folder as a group that folds away, then the
+// chats in no folder — each group newest activity first (the server's order).
 // Markers: a pulsing dot while a reply runs, a bold title and dot when unread.
-// Rename by double-click or the ⋯ menu; pin; delete (with Undo in a toast).
+// Rename by double-click or the ⋯ menu; pin, move to a folder, archive, delete (with
+// Undo in a toast). Below the list: the Archived and Trash views.
 import { h } from "../dom.js";
 import { app } from "../store.js";
 
+const COLLAPSED_KEY = "numi.folders.collapsed";
+
+function loadCollapsed() {
+  try { return new Set(JSON.parse(localStorage.getItem(COLLAPSED_KEY) || "[]")); } catch { return new Set(); }
+}
+
+/** Up/Down/Home/End between a menu's items, Esc closes it (focus back on its button). */
+function menuKeys(menu, close) {
+  menu.addEventListener("keydown", (e) => {
+    const items = [...menu.querySelectorAll("button")];
+    const at = items.indexOf(document.activeElement);
+    const move = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: items.length - 1 }[e.key];
+    if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); close(); }
+    else if (move !== undefined) { e.preventDefault(); e.stopPropagation(); items[(move + items.length) % items.length]?.focus(); }
+  });
+}
+
 export class Sidebar {
-  /** @param actions {{newChat(), open(id), rename(id, title), pin(id, pinned), remove(id), more(), settings(), toggleTheme(), help()}} */
+  /** @param actions {{newChat(), open(id), rename(id, title), pin(id, pinned), remove(id), more(), settings(), toggleTheme(), help(),
+   *    newFolder(), editFolder(id), deleteFolder(id), newChatInFolder(id), moveChat(id), archive(id, archived)}} */
   constructor(actions) {
     this.actions = actions;
     this.list = h("nav", { class: "chat-list", "aria-label": "Chats", "aria-describedby": "chat-list-keys" });
     this.more = h("button", { type: "button", class: "ghost more", hidden: true, onclick: () => actions.more() }, "Show older chats");
+    // Links, not a second navigation landmark: they are places next to the list.
+    this.archiveLink = h("a", { class: "place-link", href: "#/archive" }, "Archived chats");
+    this.trashLink = h("a", { class: "place-link", href: "#/trash" }, "Trash");
     this.el = h("aside", { class: "sidebar", id: "sidebar" },
       h("div", { class: "sidebar-top" },
         h("span", { class: "brand" }, h("img", { src: "icons/numi.svg", alt: "", width: 22, height: 22 }), "Numi"),
         h("button", { type: "button", class: "primary new-chat", "aria-label": "New chat (Ctrl+N)", "aria-keyshortcuts": "Control+N Meta+N", onclick: () => actions.newChat() }, "+ New chat")),
       h("p", { class: "sr-only", id: "chat-list-keys" }, "Up and Down arrows move between chats, Enter opens, F2 renames, Delete deletes."),
       this.list, this.more,
+      h("div", { class: "sidebar-places" }, this.archiveLink, this.trashLink),
       h("div", { class: "sidebar-bottom" },
         h("button", { type: "button", class: "ghost", "aria-label": "Settings (Ctrl+,)", onclick: () => actions.settings() }, "⚙ Settings"),
         h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Switch light or dark theme", onclick: () => actions.toggleTheme() }, "◐"),
         h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Keyboard shortcuts (?)", onclick: () => actions.help() }, "?")));
     this.key = "";
     this.renaming = null;
-    this.menuFor = null;
+    this.menuFor = null;  // a chat id, or "folder:<id>"
+    this.collapsed = loadCollapsed();
     // Delegated: a click on a chat re-renders the list (the current chat changes), so a
     // listener on the clicked row could be gone by the second click of a double-click.
     this.list.addEventListener("keydown", (e) => this._key(e));
@@ -42,7 +67,8 @@ export class Sidebar {
 
   render() {
     const current = app.route.name === "chat" ? app.route.chatId : null;
-    const key = `${app.chatsVersion}|${this.renaming}|${this.menuFor}|${app.chatsCursor}`;
+    this._places();
+    const key = `${app.chatsVersion}|${app.foldersVersion}|${this.renaming}|${this.menuFor}|${app.chatsCursor}|${[...this.collapsed]}`;
     if (key === this.key) {
       // Only the open chat changed: move the highlight, keep the rows (and a double-click in progress).
       if (current !== this.current) {
@@ -58,15 +84,28 @@ export class Sidebar {
     }
     this.key = key;
     this.current = current;
+    const folderIds = new Set(app.folders.map((f) => f.id));
     const pinned = app.chats.filter((c) => c.pinned);
-    const rest = app.chats.filter((c) => !c.pinned);
+    const filed = new Map(app.folders.map((f) => [f.id, []]));
+    const loose = [];
+    for (const c of app.chats) {
+      if (c.pinned) continue;
+      if (c.folder_id && folderIds.has(c.folder_id)) filed.get(c.folder_id).push(c);
+      else loose.push(c);
+    }
     const groups = [];
     if (pinned.length) groups.push(h("div", { class: "group-label" }, "Pinned"), ...pinned.map((c) => this._item(c, current)));
-    if (pinned.length && rest.length) groups.push(h("div", { class: "group-label" }, "Recent"));
-    groups.push(...rest.map((c) => this._item(c, current)));
+    groups.push(h("div", { class: "group-label folders-label" }, h("span", {}, "Folders"),
+      h("button", { type: "button", class: "ghost icon-btn new-folder", "aria-label": "New folder", title: "New folder", dataset: { focusKey: "new-folder" }, onclick: () => this.actions.newFolder() }, "+")));
+    for (const folder of app.folders) groups.push(this._folder(folder, filed.get(folder.id), current));
+    // Always named: the Folders heading above would otherwise seem to hold these.
+    if (loose.length) groups.push(h("div", { class: "group-label" }, "Chats"));
+    groups.push(...loose.map((c) => this._item(c, current)));
     if (!app.chats.length) groups.push(h("p", { class: "hint list-empty" }, "No chats yet."));
-    // Keep focus on the same row across a redraw (e.g. after a rename).
-    const focusedId = document.activeElement?.closest?.(".chat-item")?.dataset.id;
+    // Keep focus on the same row (or folder control) across a redraw (e.g. after a rename).
+    const active = document.activeElement;
+    const focusedId = active?.closest?.(".chat-item")?.dataset.id;
+    const focusKey = this.list.contains(active) && !focusedId ? active.closest?.("[data-focus-key]")?.dataset.focusKey : null;
     this.rebuilding = true;
     this.list.replaceChildren(...groups);
     this.rebuilding = false;
@@ -77,9 +116,62 @@ export class Sidebar {
     if (this.renameInput?.isConnected && document.activeElement !== this.renameInput) this.renameInput.focus();
     else if (focusRow && (focusedId || document.activeElement === document.body || !document.activeElement)) {
       focusRow.querySelector(".chat-link")?.focus();
+    } else if (focusKey && !this.list.contains(document.activeElement)) {
+      this.list.querySelector(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
     }
     if (afterRow) this.focusAfter = null;
     this.more.hidden = !app.chatsCursor;
+  }
+
+  /** The Archived and Trash links say which one is shown. */
+  _places() {
+    for (const [link, name] of [[this.archiveLink, "archive"], [this.trashLink, "trash"]]) {
+      const on = app.route.name === name;
+      if (link.hasAttribute("aria-current") !== on) {
+        if (on) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
+      }
+    }
+  }
+
+  /** A folder: its name folds the group open or shut (remembered), ⋯ holds its actions. */
+  _folder(folder, chats, current) {
+    const open = !this.collapsed.has(folder.id);
+    const bodyId = `folder-body-${folder.id}`;
+    const focusKey = `folder:${folder.id}`;
+    const toggle = h("button", {
+      type: "button", class: "folder-toggle", "aria-expanded": String(open), "aria-controls": bodyId,
+      dataset: { focusKey },
+      onclick: () => {
+        if (open) this.collapsed.add(folder.id); else this.collapsed.delete(folder.id);
+        try { localStorage.setItem(COLLAPSED_KEY, JSON.stringify([...this.collapsed])); } catch { /* private mode */ }
+        this.render();
+      },
+    }, h("span", { class: "folder-caret", "aria-hidden": "true" }, open ? "▾" : "▸"),
+    h("span", { class: "folder-name" }, folder.name));
+    const menuKey = `folder:${folder.id}`;
+    const menuBtn = h("button", {
+      type: "button", class: "ghost icon-btn folder-menu", "aria-label": `Options for folder ${folder.name}`, "aria-haspopup": "menu",
+      "aria-expanded": this.menuFor === menuKey ? "true" : "false", dataset: { focusKey: `${focusKey}:menu` },
+      onclick: (e) => { e.stopPropagation(); this.menuFor = this.menuFor === menuKey ? null : menuKey; this.render(); },
+    }, "⋯");
+    const head = h("div", { class: "folder-head", dataset: { folderId: folder.id } }, toggle, menuBtn);
+    if (this.menuFor === menuKey) {
+      const close = (then) => { this.menuFor = null; this.render(); menuBtn.isConnected ? menuBtn.focus() : this._focusKey(`${focusKey}:menu`); then?.(); };
+      const menu = h("div", { class: "menu", role: "menu", "aria-label": `Folder ${folder.name}` },
+        h("button", { type: "button", role: "menuitem", onclick: () => close(() => this.actions.newChatInFolder(folder.id)) }, "New chat in this folder"),
+        h("button", { type: "button", role: "menuitem", onclick: () => close(() => this.actions.editFolder(folder.id)) }, "Rename and defaults…"),
+        h("button", { type: "button", role: "menuitem", class: "danger-text", onclick: () => close(() => this.actions.deleteFolder(folder.id)) }, "Delete folder…"));
+      menuKeys(menu, () => close());
+      head.append(menu);
+      queueMicrotask(() => menu.querySelector("button")?.focus());
+    }
+    const body = h("div", { class: "folder-body", id: bodyId, role: "group", "aria-label": folder.name, hidden: !open },
+      open ? (chats.length ? chats.map((c) => this._item(c, current)) : h("p", { class: "hint folder-empty" }, "No chats here yet.")) : null);
+    return h("div", { class: "folder", dataset: { folderId: folder.id } }, head, body);
+  }
+
+  _focusKey(key) {
+    this.list.querySelector(`[data-focus-key="${CSS.escape(key)}"]`)?.focus();
   }
 
   /** Make `row` the chat row that Tab reaches; the others are reached with the arrows. */
@@ -155,11 +247,16 @@ export class Sidebar {
     const item = h("div", { class: `chat-item${chat.unread ? " is-unread" : ""}${chat.id === current ? " current" : ""}`, dataset: { id: chat.id } }, link, menuBtn);
     if (this.menuFor === chat.id) {
       const close = () => { this.menuFor = null; this.render(); };
-      const menu = h("div", { class: "menu", role: "menu" },
+      // Menu items that open a sheet close the menu first, with focus back on the row,
+      // so the sheet hands focus back there when it closes.
+      const then = (fn) => () => { close(); this.list.querySelector(`.chat-item[data-id="${CSS.escape(chat.id)}"] .chat-link`)?.focus(); fn(); };
+      const menu = h("div", { class: "menu", role: "menu", "aria-label": `Chat ${title}` },
         h("button", { type: "button", role: "menuitem", onclick: () => { this.menuFor = null; this.renaming = chat.id; this.render(); } }, "Rename"),
         h("button", { type: "button", role: "menuitem", onclick: () => { close(); this.actions.pin(chat.id, !chat.pinned); } }, chat.pinned ? "Unpin" : "Pin"),
+        h("button", { type: "button", role: "menuitem", onclick: then(() => this.actions.moveChat(chat.id)) }, "Move to folder…"),
+        h("button", { type: "button", role: "menuitem", onclick: () => { close(); this.actions.archive(chat.id, true); } }, "Archive"),
         h("button", { type: "button", role: "menuitem", class: "danger-text", onclick: () => { close(); this.actions.remove(chat.id); } }, "Delete"));
-      menu.addEventListener("keydown", (e) => { if (e.key === "Escape") { e.stopPropagation(); close(); menuBtn.focus(); } });
+      menuKeys(menu, () => { close(); menuBtn.focus(); });
       item.append(menu);
       queueMicrotask(() => menu.querySelector("button")?.focus());
     }

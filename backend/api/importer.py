@@ -1,0 +1,96 @@
+"""POST /api/import (CONTRACT §3): Numi's own export or ChatGPT's data export, all or nothing.
+
+The body is the JSON itself (application/json), or a multipart upload whose
+`file` is that JSON or a zip holding it. A multipart upload streams to
+files/.tmp (never whole in memory) and is deleted afterwards. Limits: the
+request may be NUMI_MAX_IMPORT_MB (default 200) — over it, 413 — and a zip may
+inflate to four times that (backend/store/import_read.py has the zip checks).
+"""
+from __future__ import annotations
+
+from flask import Blueprint, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from backend.api.files import MULTIPART_SLACK, parse_multipart
+from backend.app import runtime
+from backend.errors import ApiError, invalid
+from backend.store import import_read as rd
+from backend.store.files import TooLarge, human_size
+from backend.store.import_write import write_import
+
+bp = Blueprint("importer", __name__)
+
+
+def _too_large(limit: int) -> ApiError:
+    return ApiError(413, "import_too_large",
+                    f"The file is larger than {human_size(limit)}, the most Numi imports at once "
+                    f"(the limit is set by NUMI_MAX_IMPORT_MB). Nothing was imported.")
+
+
+@bp.post("/api/import")
+def import_chats():
+    limit = rd.max_import_bytes()
+    # A multipart body may exceed the file by its framing; the file itself is held to the limit.
+    cap = limit + (MULTIPART_SLACK if request.mimetype == "multipart/form-data" else 0)
+    if request.content_length is not None and request.content_length > cap:
+        raise _too_large(limit)
+    request.max_content_length = cap
+    store = runtime().files
+    blobs, safe_zip = [], None
+    try:
+        if request.mimetype == "multipart/form-data":
+            upload = _receive_upload(store, limit, blobs)
+            if bytes(upload.head[:4]) == b"PK\x03\x04":
+                safe_zip = rd.SafeZip(upload.path, limit)
+                kind, raw = rd.find_document(safe_zip)
+            else:
+                upload.seek(0)
+                raw, kind = upload.read(), None
+        else:
+            try:
+                raw, kind = request.get_data(cache=False), None
+            except RequestEntityTooLarge:
+                raise _too_large(limit) from None
+            if not raw:
+                raise invalid({"body": "Send a Numi export or a ChatGPT conversations.json, "
+                                       "or upload the file as multipart/form-data in a field named \"file\"."})
+        doc = rd.parse_json(raw)
+        del raw
+        kind = kind or rd.detect(doc)
+        if kind == "numi":
+            if not isinstance(doc, dict):
+                raise rd.ImportRefused("numi-export.json is not a Numi export (it is not a JSON object).")
+            chats = rd.parse_numi(doc)
+        else:
+            if not isinstance(doc, list):
+                raise rd.ImportRefused("conversations.json is not a ChatGPT export (it is not a list).")
+            chats = rd.parse_chatgpt(doc)
+        ids = write_import(store, chats, safe_zip, limit)
+    except rd.ImportRefused as exc:
+        raise ApiError(exc.status, exc.code, exc.message, exc.fields) from None
+    except TooLarge as exc:
+        raise _too_large(exc.limit) from None
+    finally:
+        if safe_zip is not None:
+            safe_zip.close()
+        for blob in blobs:
+            blob.discard()
+    events = runtime().registry.app_events
+    if any(c.folder for c in chats):
+        events.folders_changed()
+    for chat_id in ids:
+        events.chat_changed(chat_id)
+    return {"chat_ids": ids}, 201
+
+
+def _receive_upload(store, limit: int, blobs: list):
+    try:
+        files = parse_multipart(store, limit, blobs)
+    except (ValueError, RequestEntityTooLarge):
+        raise ApiError(400, "bad_request", "The upload is not valid multipart/form-data. "
+                                           "Choose the file again.") from None
+    part = files.get("file")
+    if part is None:
+        raise invalid({"file": 'Upload the export in a multipart field named "file".'})
+    part.stream.file.flush()
+    return part.stream

@@ -1,0 +1,173 @@
+"""Numi's export format (version 1), its Markdown rendering and the bulk zip.
+
+The JSON (docs/PROTOCOL.md, "Export and import"):
+
+    {"format": "numi-export", "version": 1, "exported_at": iso, "app_version": str,
+     "chats": [{"id", "title", "model_id", "folder", "system_prompt", "params", "pinned",
+                "archived", "created_at", "updated_at",
+                "messages": [{"role", "content", "reasoning", "reasoning_details", "tool_calls",
+                              "tool_call_id", "tool_error", "citation_sources", "status",
+                              "model_id", "usage", "error", "created_at",
+                              "attachments": [{"name", "mime", "size", "sha256", "created_at",
+                                               "data"?}]}]}]}
+
+Bytes travel either inline (`data`, base64: a single chat's JSON is complete on
+its own) or beside the JSON in the zip as `files/<sha256>` (no `data`). No
+provider, key, catalog or setting is ever part of an export: only chats.
+Soft-deleted messages (replaced by an edit or regenerate) are left out, and so
+are request ids (they only de-duplicate sends within this database).
+"""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import time
+import unicodedata
+import zipfile
+from pathlib import Path
+
+from backend import __version__
+from backend.store.models import Chat, Folder, Message
+from backend.store.serialize import _tool_call, attachment_ids, files_by_id, iso
+
+FORMAT = "numi-export"
+VERSION = 1
+ZIP_JSON = "numi-export.json"
+
+
+def chat_export(chat: Chat, inline_bytes=None) -> dict:
+    """One chat in the export shape; `inline_bytes(sha256) -> bytes|None` fills `data`."""
+    rows = list(Message.select().where((Message.chat == chat.id) & Message.deleted_at.is_null())
+                .order_by(Message.id))
+    files = files_by_id(i for m in rows for i in attachment_ids(m))
+    folder = Folder.get_or_none(Folder.id == chat.folder_id) if chat.folder_id else None
+    return {
+        "id": chat.id,  # where it came from; an import gives the chat a new id
+        "title": chat.title,
+        "model_id": chat.model_id,
+        "folder": folder.name if folder else None,
+        "system_prompt": chat.system_prompt or "",
+        "params": dict(chat.params or {}),
+        "pinned": bool(chat.pinned),
+        "archived": bool(chat.archived),
+        "created_at": iso(chat.created_at),
+        "updated_at": iso(chat.updated_at),
+        "messages": [_message(m, files, inline_bytes) for m in rows],
+    }
+
+
+def _message(m: Message, files: dict, inline_bytes) -> dict:
+    return {
+        "role": m.role,
+        "content": m.content or "",
+        "reasoning": m.reasoning_content or "",
+        "reasoning_details": m.reasoning_details,
+        "tool_calls": [_tool_call(c) for c in (m.tool_calls or [])],
+        "tool_call_id": m.tool_call_id,
+        "tool_error": bool(m.tool_error),
+        "citation_sources": m.citation_sources,
+        "status": m.status,
+        "model_id": m.model_id,
+        "usage": m.usage,
+        "error": m.error,
+        "created_at": iso(m.created_at),
+        "attachments": [_attachment(files[i], inline_bytes) for i in attachment_ids(m) if i in files],
+    }
+
+
+def _attachment(row, inline_bytes) -> dict:
+    data = {"name": row.name, "mime": row.mime, "size": row.size, "sha256": row.sha256,
+            "created_at": iso(row.created_at)}
+    if inline_bytes is not None:
+        blob = inline_bytes(row.sha256)
+        if blob is not None:
+            data["data"] = base64.b64encode(blob).decode("ascii")
+    return data
+
+
+def document(chats: list[dict]) -> dict:
+    return {"format": FORMAT, "version": VERSION, "exported_at": iso(time.time()),
+            "app_version": __version__, "chats": chats}
+
+
+# -- Markdown ------------------------------------------------------------------------
+
+ROLE_NAMES = {"user": "You", "assistant": "Assistant", "tool": "Tool result", "system": "System"}
+
+
+def _fence(text: str, lang: str = "") -> str:
+    # One backtick more than the longest run inside, so no content can close the block.
+    longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def _when(value: str | None) -> str:
+    return value[:16].replace("T", " ") + " UTC" if value else ""  # to the minute: for reading
+
+
+def to_markdown(chat: dict) -> str:
+    """A readable rendering of one exported chat (not meant to be imported)."""
+    out = [f"# {chat['title'] or 'Untitled chat'}", ""]
+    meta = [f"Created {_when(chat['created_at'])}"]
+    if chat.get("model_id"):
+        meta.append(f"model `{chat['model_id']}`")
+    out += ["_" + ", ".join(meta) + " — exported from Numi._", ""]
+    if chat.get("system_prompt"):
+        out += ["> **System prompt**", ">"] + [f"> {line}" for line in chat["system_prompt"].splitlines()] + [""]
+    for m in chat["messages"]:
+        head = f"## {ROLE_NAMES.get(m['role'], m['role'])} · {_when(m['created_at'])}"
+        if m["role"] == "tool" and m.get("tool_call_id"):
+            head += f" · `{m['tool_call_id']}`"
+        if m["status"] != "complete":
+            head += f" · _{m['status']}_"
+        out += [head, ""]
+        if m.get("reasoning"):
+            out += ["<details><summary>Reasoning</summary>", "", m["reasoning"], "", "</details>", ""]
+        if m.get("content"):
+            out += [_fence(m["content"]) if m["role"] == "tool" else m["content"], ""]
+        for call in m.get("tool_calls") or ():
+            out += [f"**Tool call** `{call['name']}` (`{call['id']}`)", "", _fence(call["arguments"] or "", "json"), ""]
+        for a in m.get("attachments") or ():
+            out.append(f"- Attachment: {a['name']} ({a['mime']}, {a['size']} bytes, sha256 `{a['sha256'][:12]}…`)")
+        if m.get("attachments"):
+            out.append("")
+        if m.get("error"):
+            out += [f"> **Error:** {m['error'].get('message', '')}", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+# -- names and the bulk zip --------------------------------------------------------
+
+def safe_stem(title: str, max_len: int = 60) -> str:
+    """A file name part anyone's file system takes: ASCII letters, digits, - and _."""
+    ascii_title = unicodedata.normalize("NFKD", title or "").encode("ascii", "ignore").decode()
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", ascii_title).strip("-_")[:max_len].strip("-_")
+    return stem or "chat"
+
+
+def write_zip(target, chats, blob_path) -> None:
+    """The whole export as a zip: numi-export.json, chats/<title>-<id>.md, files/<sha256>.
+
+    `chats`: Chat rows; `blob_path(sha256) -> Path`. Blobs are added once each,
+    streamed from disk; a blob missing from files/ is left out (its metadata stays).
+    """
+    exported = [chat_export(c) for c in chats]
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(ZIP_JSON, json.dumps(document(exported), ensure_ascii=False, indent=1))
+        for chat in exported:
+            zf.writestr(f"chats/{safe_stem(chat['title'])}-{chat['id']}.md", to_markdown(chat))
+        seen = set()
+        for chat in exported:
+            for m in chat["messages"]:
+                for a in m["attachments"]:
+                    sha = a["sha256"]
+                    path = Path(blob_path(sha))
+                    if sha in seen or not path.is_file():
+                        continue
+                    seen.add(sha)
+                    # Images and PDFs are compressed already; deflating them again wastes time.
+                    kind = zipfile.ZIP_STORED if a["mime"].startswith("image/") or a["mime"] == "application/pdf" \
+                        else zipfile.ZIP_DEFLATED
+                    zf.write(path, f"files/{sha}", compress_type=kind)

@@ -1,0 +1,439 @@
+"""Reading an import safely: the file's container (JSON or zip) and its format (Numi's or ChatGPT's).
+
+Nothing here writes anything. Every problem raises ImportRefused with a
+sentence for the person; the caller turns it into a 4xx and changes nothing.
+
+A zip is treated as hostile until read: at most MAX_ENTRIES entries; no entry
+whose name is absolute, has a drive letter or backslash, or climbs with `..`;
+no symlink entries; no encrypted ones; declared sizes within the uncompressed
+budget and a compression ratio no real export reaches (MAX_RATIO) — and the
+actual bytes are counted while reading, so an entry that lies about its size
+is stopped where the lie shows, not after it filled the memory or the disk.
+Entries are never extracted by their names: the JSON is read into memory and
+attachments are streamed into files/.tmp, hashed as they arrive.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import re
+import stat
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import PurePosixPath
+
+from backend.store.export_format import FORMAT, VERSION, ZIP_JSON
+from backend.store.files import clean_name
+
+DEFAULT_MAX_IMPORT_MB = 200
+MAX_ENTRIES = 10_000
+MAX_RATIO = 100  # uncompressed / compressed, for entries over RATIO_FLOOR
+RATIO_FLOOR = 1 << 20
+UNCOMPRESSED_FACTOR = 4  # a zip may hold up to 4× the import limit once inflated
+MAX_TEXT = 2_000_000  # characters of one message's content or reasoning
+ROLES = ("user", "assistant", "tool", "system")
+STATUSES = ("complete", "streaming", "queued", "cancelled", "interrupted", "error")
+# A message that was being written or waiting when exported is not running here.
+IMPORTED_STATUS = {"streaming": "interrupted", "queued": "interrupted"}
+PARAMS = {"temperature": (0, 2), "top_p": (0, 1), "max_tokens": (1, 1_000_000)}
+REASONING_EFFORTS = ("off", "low", "medium", "high")
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class ImportRefused(Exception):
+    def __init__(self, message: str, status: int = 422, fields: dict | None = None, code: str = "invalid_import"):
+        super().__init__(message)
+        self.message, self.status, self.fields, self.code = message, status, fields, code
+
+
+def max_import_bytes() -> int:
+    raw = os.environ.get("NUMI_MAX_IMPORT_MB", "")
+    try:
+        mb = float(raw) if raw else DEFAULT_MAX_IMPORT_MB
+    except ValueError:
+        mb = DEFAULT_MAX_IMPORT_MB
+    return max(1, int(mb * 1024 * 1024))
+
+
+@dataclass
+class Attachment:
+    name: str
+    size: int
+    sha256: str
+    created_at: float
+    data: bytes | None = None  # inline bytes; else a zip entry files/<sha256>, else already in files/
+
+
+@dataclass
+class ParsedChat:
+    title: str
+    model_id: str | None
+    folder: str | None
+    system_prompt: str
+    params: dict
+    pinned: bool
+    archived: bool
+    created_at: float
+    updated_at: float
+    messages: list[dict] = field(default_factory=list)  # Message columns, plus "attachments"
+
+
+# -- the container -------------------------------------------------------------------
+
+class SafeZip:
+    """A zip checked up front, whose entries are read with their sizes counted."""
+
+    def __init__(self, path, limit: int):
+        self.budget = limit * UNCOMPRESSED_FACTOR
+        try:
+            self.zf = zipfile.ZipFile(path)
+            infos = self.zf.infolist()
+        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+            raise ImportRefused(f"The file looks like a zip but cannot be read ({exc}).") from None
+        if len(infos) > MAX_ENTRIES:
+            raise ImportRefused(f"The zip has {len(infos)} entries; an import takes at most {MAX_ENTRIES}.")
+        total = 0
+        self.entries: dict[str, zipfile.ZipInfo] = {}
+        for info in infos:
+            _check_entry(info)
+            total += info.file_size
+            if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(1, info.compress_size):
+                raise ImportRefused(f"The zip entry {info.filename!r} inflates more than {MAX_RATIO} times "
+                                    f"(a zip bomb?). It was not imported.")
+            if not info.is_dir():
+                self.entries[info.filename] = info
+        if total > self.budget:
+            raise ImportRefused(f"The zip would inflate to {total} bytes, more than the {self.budget} an "
+                                f"import may hold (4× NUMI_MAX_IMPORT_MB).", status=413, code="import_too_large")
+        self.read_so_far = 0
+
+    def chunks(self, name: str, chunk: int = 1 << 16):
+        """The entry's bytes in chunks, refused the moment they pass its declared size or the budget."""
+        info = self.entries[name]
+        got = 0
+        try:
+            with self.zf.open(info) as f:
+                while block := f.read(chunk):
+                    got += len(block)
+                    self.read_so_far += len(block)
+                    if got > info.file_size or self.read_so_far > self.budget:
+                        raise ImportRefused(f"The zip entry {name!r} holds more than it declares (a zip bomb?). "
+                                            f"Nothing was imported.")
+                    yield block
+        except (zipfile.BadZipFile, zlib_error(), OSError, EOFError) as exc:
+            raise ImportRefused(f"The zip entry {name!r} is damaged ({exc}). Nothing was imported.") from None
+
+    def read(self, name: str) -> bytes:
+        return b"".join(self.chunks(name))
+
+    def close(self) -> None:
+        self.zf.close()
+
+
+def zlib_error():
+    import zlib
+    return zlib.error
+
+
+def _check_entry(info: zipfile.ZipInfo) -> None:
+    name = info.filename
+    parts = PurePosixPath(name).parts
+    if (name.startswith(("/", "\\")) or "\\" in name or "\x00" in name or re.match(r"^[A-Za-z]:", name)
+            or ".." in parts):
+        raise ImportRefused(f"The zip entry {name!r} points outside the export's folder. "
+                            f"Nothing was imported.")
+    mode = info.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        raise ImportRefused(f"The zip entry {name!r} is a symbolic link; exports never hold links. "
+                            f"Nothing was imported.")
+    if info.flag_bits & 0x1:
+        raise ImportRefused(f"The zip entry {name!r} is encrypted; export again without a password.")
+
+
+def find_document(z: SafeZip) -> tuple[str, bytes]:
+    """(kind, json bytes): Numi's numi-export.json, else a ChatGPT conversations.json."""
+    if ZIP_JSON in z.entries:
+        return "numi", z.read(ZIP_JSON)
+    candidates = sorted((n for n in z.entries if PurePosixPath(n).name == "conversations.json"),
+                        key=lambda n: n.count("/"))
+    if candidates:
+        return "chatgpt", z.read(candidates[0])
+    raise ImportRefused("The zip has neither numi-export.json (a Numi export) nor conversations.json "
+                        "(a ChatGPT data export). Choose one of those.")
+
+
+def parse_json(raw: bytes):
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ImportRefused(f"The file is neither a zip nor valid JSON ({str(exc)[:120]}). Choose a Numi "
+                            f"export (.json or .zip) or a ChatGPT conversations.json.") from None
+
+
+def detect(doc) -> str:
+    if isinstance(doc, dict) and "format" in doc:
+        return "numi"
+    if isinstance(doc, list) and all(isinstance(c, dict) and "mapping" in c for c in doc[:5]):
+        return "chatgpt"
+    raise ImportRefused('This JSON is not an export Numi knows: expected {"format": "numi-export", …} or a '
+                        "ChatGPT conversations.json (a list of conversations).")
+
+
+# -- Numi's format -------------------------------------------------------------------
+
+class _Check:
+    """Collects field problems as "chats[0].messages[3].role": sentence."""
+
+    def __init__(self):
+        self.errors: dict[str, str] = {}
+
+    def fail(self, where: str, message: str):
+        if len(self.errors) < 20:
+            self.errors[where] = message
+        return None
+
+    def text(self, obj, key, where, *, nullable=False, max_len=MAX_TEXT, default=""):
+        value = obj.get(key, default)
+        if value is None and nullable:
+            return None
+        if not isinstance(value, str):
+            return self.fail(f"{where}.{key}", "Must be text.")
+        if len(value) > max_len:
+            return self.fail(f"{where}.{key}", f"Longer than {max_len} characters.")
+        return value
+
+    def time(self, obj, key, where, default=None):
+        value = obj.get(key)
+        if value is None and default is not None:
+            return default
+        try:
+            dt = datetime.fromisoformat(value)
+            if dt.tzinfo is None:
+                dt = dt.replace(tzinfo=timezone.utc)
+            return dt.timestamp()
+        except (TypeError, ValueError):
+            return self.fail(f"{where}.{key}", "Must be a date and time in ISO 8601, like 2026-01-31T10:00:00.000Z.")
+
+    def json_value(self, obj, key, where, kind):
+        value = obj.get(key)
+        if value is not None and not isinstance(value, kind):
+            return self.fail(f"{where}.{key}", f"Must be {'an object' if kind is dict else 'a list'} or null.")
+        return value
+
+
+def parse_numi(doc: dict) -> list[ParsedChat]:
+    if doc.get("format") != FORMAT:
+        raise ImportRefused(f'This JSON is not a Numi export ("format" is {doc.get("format")!r}, '
+                            f'expected "{FORMAT}").')
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ImportRefused('The export has no valid "version"; it may be damaged.')
+    if version > VERSION:
+        raise ImportRefused(f"This export was made by a newer Numi (format version {version}; this one reads "
+                            f"up to {VERSION}). Update Numi, then import it again.")
+    chats = doc.get("chats")
+    if not isinstance(chats, list):
+        raise ImportRefused('The export has no "chats" list; it may be damaged.')
+    c = _Check()
+    out = [_numi_chat(c, chat, f"chats[{i}]") for i, chat in enumerate(chats)]
+    if c.errors:
+        raise ImportRefused(f"The export has {len(c.errors)}{'+' if len(c.errors) >= 20 else ''} problems; "
+                            f"the first is {next(iter(c.errors))}: {next(iter(c.errors.values()))} "
+                            f"Nothing was imported.", fields=c.errors)
+    return out
+
+
+def _numi_chat(c: _Check, chat, where: str):
+    if not isinstance(chat, dict):
+        return c.fail(where, "Must be an object.")
+    messages = chat.get("messages")
+    if not isinstance(messages, list):
+        c.fail(f"{where}.messages", "Must be a list.")
+        messages = []
+    created = c.time(chat, "created_at", where)
+    parsed = ParsedChat(
+        title=(c.text(chat, "title", where, max_len=10_000) or "")[:300],
+        model_id=c.text(chat, "model_id", where, nullable=True, max_len=200, default=None),
+        folder=c.text(chat, "folder", where, nullable=True, max_len=200, default=None),
+        system_prompt=c.text(chat, "system_prompt", where, max_len=100_000) or "",
+        params=_params(c, chat.get("params") or {}, f"{where}.params"),
+        pinned=chat.get("pinned") is True, archived=chat.get("archived") is True,
+        created_at=created, updated_at=c.time(chat, "updated_at", where, default=created),
+        messages=[_numi_message(c, m, f"{where}.messages[{j}]") for j, m in enumerate(messages)],
+    )
+    return parsed
+
+
+def _params(c: _Check, params, where: str) -> dict:
+    if not isinstance(params, dict):
+        return c.fail(where, "Must be an object.") or {}
+    out = {}
+    for key, value in params.items():
+        if key in PARAMS:
+            lo, hi = PARAMS[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+                c.fail(f"{where}.{key}", f"Must be a number from {lo} to {hi}.")
+            else:
+                out[key] = value
+        elif key == "reasoning_effort":
+            if value not in REASONING_EFFORTS:
+                c.fail(f"{where}.{key}", f"Must be one of {', '.join(REASONING_EFFORTS)}.")
+            else:
+                out[key] = value
+        else:
+            c.fail(f"{where}.{key}", "Not a chat parameter Numi knows.")
+    return out
+
+
+def _numi_message(c: _Check, m, where: str):
+    if not isinstance(m, dict):
+        return c.fail(where, "Must be an object.")
+    role = m.get("role")
+    if role not in ROLES:
+        c.fail(f"{where}.role", f"Must be one of {', '.join(ROLES)}.")
+    status = m.get("status", "complete")
+    if status not in STATUSES:
+        c.fail(f"{where}.status", f"Must be one of {', '.join(STATUSES)}.")
+    calls = []
+    raw_calls = m.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        c.fail(f"{where}.tool_calls", "Must be a list.")
+        raw_calls = []
+    for k, call in enumerate(raw_calls):
+        w = f"{where}.tool_calls[{k}]"
+        if not isinstance(call, dict) or not all(isinstance(call.get(f), str) for f in ("id", "name", "arguments")):
+            c.fail(w, 'Must be {"id", "name", "arguments"}, all text.')
+        else:
+            calls.append({"id": call["id"], "name": call["name"], "arguments": call["arguments"]})
+    error = c.json_value(m, "error", where, dict)
+    return {
+        "role": role,
+        "content": c.text(m, "content", where) or "",
+        "reasoning_content": c.text(m, "reasoning", where) or "",
+        "reasoning_details": c.json_value(m, "reasoning_details", where, list),
+        "tool_calls": calls or None,
+        "tool_call_id": c.text(m, "tool_call_id", where, nullable=True, max_len=500, default=None),
+        "tool_error": m.get("tool_error") is True,
+        "citation_sources": c.json_value(m, "citation_sources", where, list),
+        "status": IMPORTED_STATUS.get(status, status),
+        "model_id": c.text(m, "model_id", where, nullable=True, max_len=200, default=None),
+        "usage": c.json_value(m, "usage", where, dict),
+        "error": error,
+        "created_at": c.time(m, "created_at", where),
+        "attachments": _attachments(c, m.get("attachments") or [], f"{where}.attachments"),
+    }
+
+
+def _attachments(c: _Check, items, where: str) -> list[Attachment]:
+    if not isinstance(items, list):
+        return c.fail(where, "Must be a list.") or []
+    out = []
+    for k, a in enumerate(items):
+        w = f"{where}[{k}]"
+        if not isinstance(a, dict):
+            c.fail(w, "Must be an object.")
+            continue
+        sha, size = a.get("sha256"), a.get("size")
+        if not isinstance(sha, str) or not SHA256.match(sha):
+            c.fail(f"{w}.sha256", "Must be 64 lowercase hex digits.")
+            continue
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            c.fail(f"{w}.size", "Must be a whole number of bytes.")
+            continue
+        data = None
+        if a.get("data") is not None:
+            try:
+                data = base64.b64decode(a["data"], validate=True)
+            except (binascii.Error, TypeError, ValueError):
+                c.fail(f"{w}.data", "Must be base64.")
+                continue
+        name = a.get("name") if isinstance(a.get("name"), str) else "file"
+        created = c.time(a, "created_at", w, default=0.0) or None
+        out.append(Attachment(name=clean_name(name), size=size, sha256=sha, created_at=created, data=data))
+    return out
+
+
+# -- ChatGPT's data export -----------------------------------------------------------
+
+# Shown to the person in ChatGPT: text of the user and of the assistant when it talks
+# to the person (recipient "all"). Left out: system and tool nodes (browsing, code
+# runs, memory), hidden nodes, assistant messages addressed to a tool, and parts that
+# are not text (images are pointers to files the export does not reliably carry).
+# "thoughts" nodes (o-series reasoning summaries) become the reasoning of the
+# assistant message that follows them.
+_TEXT_TYPES = ("text", "multimodal_text")
+
+
+def parse_chatgpt(doc: list) -> list[ParsedChat]:
+    out = []
+    for i, conv in enumerate(doc):
+        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
+            raise ImportRefused(f"Conversation {i + 1} of the ChatGPT export has no message tree "
+                                f"(\"mapping\"); the file may be damaged. Nothing was imported.")
+        out.append(_chatgpt_conversation(conv))
+    return out
+
+
+def _number(value, default: float) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+def _branch(mapping: dict, current) -> list[dict]:
+    """The nodes from the root to `current` (the branch the person last saw)."""
+    if current not in mapping:
+        # No current node: the deepest leaf reached by always taking the last child.
+        roots = [k for k, n in mapping.items() if isinstance(n, dict) and n.get("parent") not in mapping]
+        current = roots[0] if roots else None
+        while current in mapping and (mapping[current].get("children") or []):
+            current = mapping[current]["children"][-1]
+    path, seen = [], set()
+    while current in mapping and current not in seen and len(path) <= len(mapping):
+        seen.add(current)
+        node = mapping[current]
+        if not isinstance(node, dict):
+            break
+        path.append(node)
+        current = node.get("parent")
+    return path[::-1]
+
+
+def _chatgpt_conversation(conv: dict) -> ParsedChat:
+    created = _number(conv.get("create_time"), 0.0)
+    messages, thoughts = [], []
+    for node in _branch(conv["mapping"], conv.get("current_node")):
+        msg = node.get("message")
+        if not isinstance(msg, dict):
+            continue
+        role = (msg.get("author") or {}).get("role")
+        content = msg.get("content") or {}
+        meta = msg.get("metadata") or {}
+        if not isinstance(content, dict) or meta.get("is_visually_hidden_from_conversation"):
+            continue
+        ctype = content.get("content_type")
+        if role == "assistant" and ctype == "thoughts":
+            thoughts += [t.get("content", "") for t in content.get("thoughts") or () if isinstance(t, dict)]
+            continue
+        if role not in ("user", "assistant") or ctype not in _TEXT_TYPES:
+            continue
+        if role == "assistant" and msg.get("recipient", "all") != "all":
+            continue
+        text = "\n".join(p for p in content.get("parts") or () if isinstance(p, str)).strip()
+        if not text:
+            continue
+        messages.append({
+            "role": role, "content": text[:MAX_TEXT],
+            "reasoning_content": "\n\n".join(t for t in thoughts if isinstance(t, str)) if role == "assistant" else "",
+            "reasoning_details": None, "tool_calls": None, "tool_call_id": None, "tool_error": False,
+            "citation_sources": None, "status": "complete",
+            "model_id": None, "usage": None, "error": None,
+            "created_at": _number(msg.get("create_time"), created), "attachments": [],
+        })
+        if role == "assistant":
+            thoughts = []
+    title = conv.get("title") if isinstance(conv.get("title"), str) else ""
+    return ParsedChat(title=title[:300] or "Imported from ChatGPT", model_id=None, folder=None, system_prompt="",
+                      params={}, pinned=False, archived=False, created_at=created,
+                      updated_at=_number(conv.get("update_time"), created), messages=messages)

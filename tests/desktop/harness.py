@@ -1,0 +1,214 @@
+"""A real desktop session for the desktop tests: Xvfb, a D-Bus session bus, dunst
+(a real notification daemon), and `numi` itself as a subprocess.
+
+Nothing is mocked. Readiness is always an event: Xvfb writes its display number
+to a pipe (-displayfd) once it accepts clients, dbus-daemon prints its address,
+`gdbus wait` returns when dunst owns org.freedesktop.Notifications, and numi's
+log lines (stderr) say when the backend, window and tray are up.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "desktop"
+NEEDED = ("Xvfb", "dbus-daemon", "dunst", "dunstctl", "gdbus", "import")
+
+
+def missing_tools() -> list[str]:
+    return [t for t in NEEDED if shutil.which(t) is None]
+
+
+class Session:
+    """Xvfb + session bus + dunst; `env` is what children need to use them."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.procs: list[subprocess.Popen] = []
+        self.env = dict(os.environ)
+        self.env.pop("WAYLAND_DISPLAY", None)
+
+    def start(self) -> "Session":
+        r, w = os.pipe()
+        xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                                pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(w)
+        self.procs.append(xvfb)
+        with os.fdopen(r) as f:
+            display = f.readline().strip()  # written once the server accepts connections
+        assert display, "Xvfb did not start"
+        self.env["DISPLAY"] = f":{display}"
+        bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.procs.append(bus)
+        self.env["DBUS_SESSION_BUS_ADDRESS"] = bus.stdout.readline().strip()
+        self.env["XDG_RUNTIME_DIR"] = str(self.tmp)
+        conf = self.tmp / "dunstrc"
+        conf.write_text("[global]\n  geometry = \"300x5-10+10\"\n  mouse_left_click = do_action, close_current\n")
+        self.procs.append(subprocess.Popen(["dunst", "-config", str(conf)], env=self.env,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        subprocess.run(["gdbus", "wait", "--session", "--timeout", "15", "org.freedesktop.Notifications"],
+                       env=self.env, check=True)
+        return self
+
+    def screenshot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / name
+        subprocess.run(["import", "-window", "root", str(path)], env=self.env, check=True, timeout=30)
+        return path
+
+    def dunst(self, *args: str) -> str:
+        return subprocess.run(["dunstctl", *args], env=self.env, check=True, capture_output=True,
+                              text=True, timeout=10).stdout
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
+            if proc.stdout:
+                proc.stdout.close()
+
+
+class Numi:
+    """`numi` (the desktop entry point) as a subprocess; its log lines are kept and can be awaited."""
+
+    def __init__(self, session: Session, data_dir: Path, args: tuple[str, ...] = ()):
+        self.session, self.data_dir = session, data_dir
+        env = {**session.env, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+               "NO_AT_BRIDGE": "1", "PYTHONUNBUFFERED": "1"}
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen([sys.executable, "-m", "desktop.main", "--data-dir", str(data_dir), *args],
+                                     cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self._cond = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            with self._cond:
+                self.lines.append(line.rstrip("\n"))
+                self._cond.notify_all()
+        with self._cond:
+            self.lines.append("<eof>")
+            self._cond.notify_all()
+
+    def wait_line(self, pattern: str, timeout: float = 30.0, after: int = 0) -> re.Match:
+        rx = re.compile(pattern)
+        with self._cond:
+            def found():
+                for line in self.lines[after:]:
+                    m = rx.search(line)
+                    if m:
+                        return m
+                return None
+            if not self._cond.wait_for(lambda: found() or "<eof>" in self.lines, timeout):
+                raise TimeoutError(f"no line matching {pattern!r} in {timeout}s:\n" + self.output())
+            m = found()
+            if m is None:
+                raise AssertionError(f"numi exited without a line matching {pattern!r}:\n" + self.output())
+            return m
+
+    def output(self) -> str:
+        with self._cond:
+            return "\n".join(self.lines)
+
+    @property
+    def info(self) -> dict:
+        return json.loads((self.data_dir / "server.json").read_text())
+
+    def terminate(self, timeout: float = 10.0) -> float:
+        start = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout)
+        return time.monotonic() - start
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+# --- X11 helpers (python-xlib, which pystray already brings) -------------------------------
+
+def find_window(display_name: str, title: str = "Numi"):
+    """The top-level window with this title, or None."""
+    from Xlib import X, display as xdisplay
+
+    d = xdisplay.Display(display_name)
+    try:
+        stack = [d.screen().root]
+        while stack:
+            win = stack.pop()
+            try:
+                if win.get_wm_name() == title and win.get_attributes().map_state == X.IsViewable:
+                    geo = win.get_geometry()
+                    pos = win.translate_coords(d.screen().root, 0, 0)
+                    return {"id": win.id, "width": geo.width, "height": geo.height,
+                            "x": -pos.x, "y": -pos.y}
+                stack.extend(win.query_tree().children)
+            except Exception:
+                continue
+        return None
+    finally:
+        d.close()
+
+
+def close_window(display_name: str, window_id: int) -> None:
+    """What a window manager's close button does: a WM_DELETE_WINDOW client message."""
+    from Xlib import X, display as xdisplay
+    from Xlib.protocol import event
+
+    d = xdisplay.Display(display_name)
+    try:
+        win = d.create_resource_object("window", window_id)
+        msg = event.ClientMessage(window=win, client_type=d.intern_atom("WM_PROTOCOLS"),
+                                  data=(32, [d.intern_atom("WM_DELETE_WINDOW"), X.CurrentTime, 0, 0, 0]))
+        win.send_event(msg, event_mask=X.NoEventMask)
+        d.flush()
+    finally:
+        d.close()
+
+
+# --- the tray menu, driven over D-Bus as a tray host does ---------------------------------
+
+def tray_menu(env: dict, pid: int) -> tuple[str, dict[str, int]]:
+    """(bus name, {label: item id}) of the app's appindicator menu (com.canonical.dbusmenu)."""
+    names = subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/",
+                            "--method", "org.freedesktop.DBus.ListNames"], env=env, check=True,
+                           capture_output=True, text=True).stdout
+    for name in re.findall(r"'(:[0-9.]+)'", names):
+        out = subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/",
+                              "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", name],
+                             env=env, capture_output=True, text=True).stdout
+        if f"(uint32 {pid},)" not in out:
+            continue
+        layout = subprocess.run(["gdbus", "call", "--session", "--dest", name, "--object-path",
+                                 "/org/ayatana/NotificationItem/numi/Menu", "--method",
+                                 "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "@as []"],
+                                env=env, capture_output=True, text=True).stdout
+        if "label" in layout:
+            items = {label: int(i) for i, label in
+                     re.findall(r"<\((\d+), \{[^}]*?'label': <'([^']*)'>", layout)}
+            return name, items
+    raise AssertionError("no appindicator menu on the session bus for pid %d" % pid)
+
+
+def tray_click(env: dict, bus_name: str, item_id: int) -> None:
+    subprocess.run(["gdbus", "call", "--session", "--dest", bus_name, "--object-path",
+                    "/org/ayatana/NotificationItem/numi/Menu", "--method", "com.canonical.dbusmenu.Event",
+                    "--", str(item_id), "clicked", "<0>", "0"], env=env, check=True, capture_output=True, text=True)

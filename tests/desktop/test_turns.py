@@ -1,0 +1,95 @@
+"""Turns and the desktop shell: close-to-tray keeps a turn running, a notification
+is raised and opens the chat, quit stops a running turn like Stop, within 10 s."""
+import json
+import time
+
+from tests.desktop.harness import Numi, close_window, find_window, tray_menu
+from tests.fakeprovider import script as S
+from tests.fakeprovider.server import FakeProvider
+from tests.numi_client import Api, ServerProcess, Socket
+
+
+class _Info:
+    """Enough of ServerProcess for the test clients, from the desktop app's server.json."""
+
+    def __init__(self, info):
+        self.info = info
+        self.port, self.token = info["port"], info["token"]
+
+    def ws_url(self, chat_id):
+        return f"ws://127.0.0.1:{self.port}/ws/{chat_id}"
+
+
+def _wait_tray_label(session, pid, label, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        _, items = tray_menu(session.env, pid)
+        if label in items:
+            return items
+        if time.monotonic() > deadline:
+            raise AssertionError(f"tray menu never showed {label!r}: {sorted(items)}")
+        time.sleep(0.1)  # polling the tray's D-Bus menu: there is no change signal to wait on here
+
+
+def test_close_to_tray_notification_and_quit_while_running(session, tmp_path):
+    data = tmp_path / "data"
+    with FakeProvider() as fake:
+        numi = Numi(session, data)
+        try:
+            numi.wait_line(r"UI ready", 60)
+            srv = _Info(numi.info)
+            api = Api(srv.port, srv.token)
+            provider = api.post("/api/providers", {"kind": "openai_compatible", "name": "Fake Local",
+                                                   "base_url": fake.base_url, "api_key": "sk-test-not-real"}).body
+            model = api.post("/api/models", {"provider_id": provider["id"], "api_model": "fake-model"}).body
+            chat_id = api.post("/api/chats", {"model_id": model["id"], "title": "Desk test"}).body["id"]
+
+            # A turn that streams some text, then waits for the test.
+            fake.enqueue([S.text("Hello "), S.hang(), S.text("world.")])
+            sock = Socket(srv, chat_id)
+            sock.send(type="send", request_id="r1", content="hi")
+            fake.wait_hanging(1, timeout=15)
+            _wait_tray_label(session, numi.proc.pid, "1 reply running")
+
+            # Closing the window while it runs: the app stays (in the tray), the turn goes on.
+            win = find_window(session.env["DISPLAY"])
+            mark = len(numi.lines)
+            close_window(session.env["DISPLAY"], win["id"])
+            numi.wait_line(r"window closed to the tray \(1 replies running\)", after=mark)
+            assert find_window(session.env["DISPLAY"]) is None
+            assert numi.proc.poll() is None
+            fake.release()
+            sock.until("turn_end", status="completed")
+            assert sock.text() == "Hello world."
+            _wait_tray_label(session, numi.proc.pid, "No replies running")
+
+            # The window is hidden, so the finished turn raised a native notification...
+            numi.wait_line(rf"notification shown for chat {chat_id}", after=mark)
+            assert int(session.dunst("count", "displayed").strip() or 0) >= 1
+            # ...and clicking it (its default action) opens that chat in the window.
+            session.dunst("action", "0")
+            numi.wait_line(rf"opening chat {chat_id}", after=mark)
+            numi.wait_line("window shown", after=mark)
+            session.dunst("close-all")  # closed notifications move to dunst's history
+            history = json.loads(session.dunst("history"))["data"][0]
+            assert any(n["summary"]["data"] == "Desk test" for n in history)
+
+            # Quit (SIGTERM takes the tray's Quit path without the question) while a turn runs.
+            fake.enqueue([S.text("Partial "), S.hang()])
+            sock.send(type="send", request_id="r2", content="again")
+            fake.wait_hanging(1, timeout=15)
+            took = numi.terminate(timeout=10)
+            assert took < 10 and numi.proc.returncode == 0
+            sock.close()
+        finally:
+            numi.kill()
+
+    # The partial reply was kept, as Stop keeps it.
+    headless = ServerProcess(data).start()
+    try:
+        items = headless.api().get(f"/api/chats/{chat_id}/messages").body["items"]
+        last = items[-1]
+        assert last["role"] == "assistant" and last["status"] == "cancelled"
+        assert last["content"] == "Partial "
+    finally:
+        headless.stop()

@@ -1,0 +1,93 @@
+"""GET /api/chats/{id}/export (json, md) and GET /api/export (the zip), against the real server."""
+import base64
+import hashlib
+import json
+
+from tests.chat_samples import NOTES, PICTURE, export_json, export_zip, rich_chat
+
+
+def test_json_export_carries_the_whole_chat(setup):
+    chat = rich_chat(setup)
+    r = setup.api.get(f"/api/chats/{chat}/export?format=json")
+    assert r.status == 200
+    assert r.headers["Content-Type"].startswith("application/json")
+    disposition = r.headers["Content-Disposition"]
+    assert disposition.startswith('attachment; filename="Plans-unicode-x-' + chat + '.json"')
+    doc = r.body
+    assert (doc["format"], doc["version"]) == ("numi-export", 1) and doc["exported_at"].endswith("Z")
+    [c] = doc["chats"]
+    assert c["id"] == chat and c["title"] == "Plans: ünïcode / ../<x>"
+    assert c["system_prompt"] == "Be brief." and c["params"] == {"temperature": 0.5}
+    assert c["model_id"] == setup.model["id"] and c["created_at"].endswith("Z")
+    msgs = c["messages"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant"]
+    user, asks, tool, answer = msgs
+    assert user["content"] == "Shout abc, please." and user["status"] == "complete"
+    assert [(a["name"], a["size"]) for a in user["attachments"]] == [("picture.png", len(PICTURE)),
+                                                                      ("notes.md", len(NOTES))]
+    for a, data in zip(user["attachments"], (PICTURE, NOTES)):
+        assert base64.b64decode(a["data"]) == data and a["sha256"] == hashlib.sha256(data).hexdigest()
+    assert asks["reasoning"] == "Let me shout it."
+    assert asks["tool_calls"] == [{"id": "call_a", "name": "upper", "arguments": '{"text": "abc"}'}]
+    assert asks["model_id"] == setup.model["id"] and asks["usage"]["input_tokens"] == 5
+    assert (tool["tool_call_id"], tool["content"], tool["tool_error"]) == ("call_a", "ABC", False)
+    assert answer["content"] == "Loud: ABC" and answer["reasoning"] == "Done thinking."
+    assert all(m["created_at"].endswith("Z") and m["error"] is None for m in msgs)
+    assert "request_id" not in user and "chat_id" not in user
+
+
+def test_markdown_export_is_readable(setup):
+    chat = rich_chat(setup)
+    r = setup.api.get(f"/api/chats/{chat}/export?format=md")
+    assert r.status == 200 and r.headers["Content-Type"] == "text/markdown; charset=utf-8"
+    assert r.headers["Content-Disposition"].startswith('attachment; filename="Plans-unicode-x-')
+    md = r.body.decode()
+    assert md.startswith("# Plans: ünïcode / ../<x>\n")
+    assert "## You · " in md and "## Assistant · " in md and "## Tool result · " in md
+    assert "<details><summary>Reasoning</summary>\n\nLet me shout it.\n\n</details>" in md
+    assert "**Tool call** `upper` (`call_a`)\n\n```json\n{\"text\": \"abc\"}\n```" in md
+    assert "- Attachment: picture.png (image/png" in md and "Loud: ABC" in md
+
+
+def test_export_refuses_bad_format_and_unknown_or_deleted_chats(setup):
+    chat = setup.chat(title="x")
+    r = setup.api.get(f"/api/chats/{chat}/export?format=xml")
+    assert r.status == 422 and "format" in r.body["error"]["fields"]
+    assert setup.api.get("/api/chats/c_nope/export").status == 404
+    assert setup.api.delete(f"/api/chats/{chat}").status == 204
+    assert setup.api.get(f"/api/chats/{chat}/export?format=md").status == 404
+
+
+def test_bulk_zip_has_every_saved_chat_markdown_and_files(setup):
+    rich = rich_chat(setup)
+    plain = setup.chat(title="Second")
+    temporary = setup.chat(title="Temp", temporary=True)
+    deleted = setup.chat(title="Gone")
+    setup.api.delete(f"/api/chats/{deleted}")
+    zf = export_zip(setup.api)
+    names = set(zf.namelist())
+    doc = json.loads(zf.read("numi-export.json"))
+    assert (doc["format"], doc["version"]) == ("numi-export", 1)
+    assert sorted(c["id"] for c in doc["chats"]) == sorted([rich, plain])
+    assert f"chats/Plans-unicode-x-{rich}.md" in names and f"chats/Second-{plain}.md" in names
+    assert not any(temporary in n or deleted in n for n in names)
+    for data in (PICTURE, NOTES):
+        assert zf.read(f"files/{hashlib.sha256(data).hexdigest()}") == data
+    # In the zip the bytes travel beside the JSON, once each, not inline.
+    attachments = [a for c in doc["chats"] for m in c["messages"] for a in m["attachments"]]
+    assert attachments and all("data" not in a for a in attachments)
+    assert all(n == "numi-export.json" or n.startswith(("chats/", "files/")) for n in names)
+
+
+def test_no_key_or_secret_is_ever_exported(setup):
+    key = "sk-live-SECRET-7c1f0e2d9b"
+    assert setup.api.put(f"/api/providers/{setup.provider['id']}/key", {"api_key": key}).status == 204
+    chat = rich_chat(setup)
+    blobs = [setup.api.get(f"/api/chats/{chat}/export?format={f}").body for f in ("md",)]
+    blobs.append(json.dumps(export_json(setup.api, chat)).encode())
+    zf = export_zip(setup.api)
+    blobs += [zf.read(n) for n in zf.namelist()]
+    blobs.append(setup.api.get("/api/export").body)
+    for blob in blobs:
+        for secret in (key.encode(), b"sk-test-not-real", setup.server.token.encode()):
+            assert secret not in blob

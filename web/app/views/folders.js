@@ -1,0 +1,125 @@
+// Sheets for organising chats: a folder's name and defaults, moving a chat to a folder,
+// and the confirmation asked before anything is deleted for good. They follow
+// dialogs.js: a modal <dialog> with a heading for its name, field errors shown by the
+// form (role="alert"), focus back to the opener on close.
+import { h } from "../dom.js";
+import { app } from "../store.js";
+import { sheet } from "./dialogs.js";
+
+let forms = 0;
+
+function errorText(err) {
+  return err.fields ? Object.values(err.fields).join(" ") : err.message;
+}
+
+/**
+ * Create (folder null) or edit a folder: name, and the model, system prompt, temperature
+ * and reasoning effort that new chats made in it start with.
+ * @param save async (body) => folder; an ApiError it throws is shown in the sheet
+ */
+export function openFolderDialog(folder, save) {
+  const n = ++forms;
+  const id = (name) => `fd-${name}-${n}`;
+  const p = folder?.params || {};
+  const name = h("input", { type: "text", id: id("name"), maxlength: 100, required: true, value: folder?.name || "", autocomplete: "off" });
+  const current = folder?.model_id || "";
+  const models = app.models.map((m) => h("option", { value: m.id, selected: m.id === current }, m.label || m.api_model));
+  if (current && !app.models.some((m) => m.id === current)) {
+    models.unshift(h("option", { value: current, selected: true }, `${current} (removed)`));
+  }
+  const model = h("select", { id: id("model") }, h("option", { value: "", selected: !current }, "The app's default model"), ...models);
+  const prompt = h("textarea", { id: id("prompt"), rows: 5, maxlength: 8000, value: folder?.system_prompt || "", placeholder: "e.g. You help with this project's code." });
+  const tempOn = h("input", { type: "checkbox", id: id("temp-on"), checked: p.temperature != null, "aria-label": "Set a temperature" });
+  const temp = h("input", { type: "range", id: id("temp"), min: 0, max: 2, step: 0.1, value: p.temperature ?? 1, disabled: p.temperature == null });
+  const tempOut = h("output", { for: id("temp") }, String(p.temperature ?? 1));
+  temp.addEventListener("input", () => { tempOut.textContent = temp.value; });
+  tempOn.addEventListener("change", () => { temp.disabled = !tempOn.checked; });
+  const effort = h("select", { id: id("effort") },
+    ...[["", "Model default"], ["off", "Off"], ["low", "Low"], ["medium", "Medium"], ["high", "High"]]
+      .map(([v, t]) => h("option", { value: v, selected: (p.reasoning_effort || "") === v }, t)));
+  const err = h("div", { class: "field-error", role: "alert" });
+  const submit = h("button", { type: "submit", class: "primary" }, folder ? "Save" : "Create folder");
+  const form = h("form", { class: "chat-settings folder-form" },
+    h("div", { class: "field" }, h("label", { for: id("name") }, "Name"), name),
+    h("p", { class: "hint" }, "New chats made in this folder start with these settings; each chat can change its own afterwards. Chats already in the folder keep theirs."),
+    h("div", { class: "field" }, h("label", { for: id("model") }, "Model"), model),
+    h("div", { class: "field" }, h("label", { for: id("prompt") }, "System prompt"), prompt),
+    h("div", { class: "field" }, h("label", { for: id("temp") }, h("span", {}, tempOn, " Temperature "), tempOut), temp),
+    h("div", { class: "field" }, h("label", { for: id("effort") }, "Reasoning effort"), effort),
+    err,
+    h("div", { class: "form-row" }, submit));
+  const d = sheet(folder ? `Folder “${folder.name}”` : "New folder", form);
+  d.classList.add("folder-sheet");
+  name.focus();
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (!name.value.trim()) { err.textContent = "Give the folder a name."; name.focus(); return; }
+    const params = { temperature: tempOn.checked ? Number(temp.value) : null, reasoning_effort: effort.value || null };
+    submit.disabled = true;
+    try {
+      await save({ name: name.value.trim(), model_id: model.value || null, system_prompt: prompt.value, params });
+      d.close();
+    } catch (e2) {
+      err.textContent = errorText(e2);
+      if (e2.fields?.name) name.focus();
+    } finally {
+      submit.disabled = false;
+    }
+  });
+}
+
+/**
+ * Move a chat to a folder, to no folder, or to a new folder named here.
+ * @param move async (folderId | null, newFolderName | null) => void
+ */
+export function openMoveDialog(chat, move) {
+  const n = ++forms;
+  const group = `mv-${n}`;
+  const choice = (value, label, checked) => {
+    const input = h("input", { type: "radio", name: group, id: `${group}-${value || "none"}`, value, checked });
+    return h("div", { class: "check" }, input, h("label", { for: input.id }, label));
+  };
+  const newName = h("input", { type: "text", id: `${group}-new-name`, maxlength: 100, "aria-label": "New folder name", placeholder: "New folder name", autocomplete: "off" });
+  const newChoice = h("input", { type: "radio", name: group, id: `${group}-new`, value: "\u0000new" });
+  newName.addEventListener("focus", () => { newChoice.checked = true; });
+  const err = h("div", { class: "field-error", role: "alert" });
+  const title = chat.title || "New chat";
+  const form = h("form", { class: "move-form" },
+    h("fieldset", { class: "choices" }, h("legend", {}, `Move “${title}” to`),
+      choice("", "No folder", !chat.folder_id),
+      ...app.folders.map((f) => choice(f.id, f.name, f.id === chat.folder_id)),
+      h("div", { class: "check" }, newChoice, h("label", { for: newChoice.id }, "A new folder:"), newName)),
+    err,
+    h("div", { class: "form-row" }, h("button", { type: "submit", class: "primary" }, "Move")));
+  const d = sheet("Move to folder", form);
+  (form.querySelector("input:checked") || form.querySelector("input")).focus();
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const picked = form.querySelector(`input[name="${group}"]:checked`)?.value ?? "";
+    const making = picked === "\u0000new";
+    if (making && !newName.value.trim()) { err.textContent = "Give the new folder a name."; newName.focus(); return; }
+    try {
+      await move(making ? null : picked || null, making ? newName.value.trim() : null);
+      d.close();
+    } catch (e2) {
+      err.textContent = errorText(e2);
+    }
+  });
+}
+
+/**
+ * Ask before something is deleted for good. Resolves true when confirmed.
+ * @param {{title: string, message: string, confirm: string}} opts
+ */
+export function confirmSheet({ title, message, confirm }) {
+  return new Promise((resolve) => {
+    let answer = false;
+    const yes = h("button", { type: "button", class: "danger", onclick: () => { answer = true; d.close(); } }, confirm);
+    const no = h("button", { type: "button", onclick: () => d.close() }, "Cancel");
+    const d = sheet(title, h("p", {}, message), h("div", { class: "form-row" }, no, yes));
+    d.classList.add("confirm-sheet");
+    // The safe choice has the focus: Enter right away cancels.
+    no.focus();
+    d.addEventListener("close", () => resolve(answer));
+  });
+}
