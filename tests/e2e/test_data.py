@@ -43,7 +43,10 @@ def test_import_a_numi_export_from_settings(page, setup, tmp_path):
     export = tmp_path / "numi-export.json"
     export.write_text(json.dumps(doc))
     sign_in(page, setup.server, "/settings")
-    page.get_by_role("heading", name="Your data").scroll_into_view_if_needed()
+    # Settings redraws once its data (providers, models, settings) is in: wait for
+    # that, so the file input used below is the one that stays.
+    page.wait_for_load_state("networkidle")
+    expect(page.get_by_role("heading", name="Your data")).to_be_visible()
     page.locator("#import-file").set_input_files(str(export))
     expect(page.locator(".data-status")).to_have_text("Imported 1 chat from numi-export.json.")
     expect(page.locator(".chat-list .chat-item", has_text="Imported from elsewhere")).to_be_visible()
