@@ -18,6 +18,10 @@ def sign_in(page, server, route: str = "") -> None:
     page.wait_for_url(re.compile(re.escape(base) + r"/(#.*)?$"))
     if route:
         page.goto(f"{base}/#{route}")
+    # The app redraws its list and screens once its first reads (and the app socket's
+    # `ready` refresh) are in; a test that starts clicking before that can have its
+    # open menu or focused field redrawn under it.
+    page.wait_for_load_state("networkidle")
 
 
 def open_chat(page, server, chat_id: str, title: str) -> None:
