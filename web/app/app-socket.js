@@ -4,6 +4,8 @@
 // Reconnects use a one-shot timer with backoff (as socket.js), never an interval, and
 // the server's own WebSocket pings keep it alive: an idle page runs no timers.
 
+import { shutDown } from "./socket.js";
+
 const MAX_DELAY_MS = 15000;
 
 export class AppSocket {
@@ -64,13 +66,6 @@ export class AppSocket {
   }
 
   close() {
-    this.closed = true;
-    clearTimeout(this.timer);
-    window.removeEventListener("online", this._onOnline);
-    if (this.ws) {
-      const ws = this.ws;
-      this.ws = null;
-      ws.close(1000);
-    }
+    shutDown(this);
   }
 }

@@ -195,8 +195,7 @@ function drawerOpen(open) {
 const sessionHooks = {
   onTitle: (id, title) => patchChatInList(id, { title }),
   onActivity: (id, running) => {
-    patchChatInList(id, { running });
-    if (!running) refreshChats(); // the finished chat moves up the list
+    patchChatInList(id, { running }); // its place in the list comes with the app socket's chat_changed
   },
   onGone: (id) => {
     toast("This chat was deleted.");
@@ -296,14 +295,33 @@ function afterPaint() {
   return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 }
 
+// How long start-up waits for the app socket before reading the chat list anyway.
+const LIST_WAIT_MS = 1500;
+
 async function start() {
   applyTheme();
   root.replaceChildren(signedOut, h("div", { class: "shell" }, sidebar.el, h("div", { class: "scrim", onclick: closeSidebar }), mainEl));
   mountToasts(document.body);
   installShortcuts(actions, () => app.session, () => view, sidebar);
-  // Live markers for chats that are not open. On every (re)connect the list is read once
-  // after `ready`: a change made while the socket was down would otherwise be missed.
-  new AppSocket({ onReady: () => { refreshChats(); refreshFolders(); }, onFrame: onAppFrame, shouldStop: () => app.signedOut });
+  // Live markers for chats that are not open. The list is read once after each `ready`
+  // (a change made while the socket was down would otherwise be missed) — and only
+  // then: the first read waits for the first `ready`, so start-up reads it once, not
+  // twice with a redraw in between. A socket that cannot connect soon does not hold
+  // the list back; its later `ready` reads it again.
+  let listRead = null;
+  const readList = () => Promise.allSettled([refreshChats(), refreshFolders()]);
+  let socketReady;
+  const ready = new Promise((resolve) => { socketReady = resolve; });
+  new AppSocket({
+    onReady: () => {
+      if (listRead) readList();
+      else listRead = readList();
+      socketReady();
+    },
+    onFrame: onAppFrame, shouldStop: () => app.signedOut,
+  });
+  const listed = Promise.race([ready, new Promise((resolve) => setTimeout(resolve, LIST_WAIT_MS))])
+    .then(() => (listRead ??= readList()));
   // A chat in the address opens at once, alongside the app's own data: its text
   // shows as written until the Markdown module is in (render-queue holds it).
   const first = parseRoute();
@@ -315,12 +333,11 @@ async function start() {
   const markdown = (shown ? shown.then(afterPaint) : Promise.resolve()).then(loadMarkdown);
   holdUntil(markdown);
   // History and the list are useful even when the catalog fails to load, so neither waits for the other.
-  await Promise.allSettled([markdown, reloadCatalog(), refreshChats(), refreshFolders()]);
+  await Promise.allSettled([markdown, reloadCatalog(), listed]);
   // First run or a new chat: that depends on the providers, so it waits for them.
   await (shown ?? show(parseRoute()));
-  // The list may be stale after the window was hidden (other chats finished meanwhile).
+  // A window that slept may have missed frames without its socket noticing yet.
   document.addEventListener("visibilitychange", () => { if (!document.hidden) refreshChats(); });
-  window.addEventListener("focus", () => refreshChats());
 }
 
 start();

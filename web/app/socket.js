@@ -93,13 +93,18 @@ export class ChatSocket {
   }
 
   close() {
-    this.closed = true;
-    clearTimeout(this.timer);
-    window.removeEventListener("online", this._onOnline);
-    if (this.ws) {
-      const ws = this.ws;
-      this.ws = null;
-      ws.close(1000);
-    }
+    shutDown(this);
+  }
+}
+
+/** Stop a reconnecting socket for good: no retry timer, no "online" wake-up, closed cleanly. */
+export function shutDown(owner) {
+  owner.closed = true;
+  clearTimeout(owner.timer);
+  window.removeEventListener("online", owner._onOnline);
+  if (owner.ws) {
+    const ws = owner.ws;
+    owner.ws = null;
+    ws.close(1000);
   }
 }
