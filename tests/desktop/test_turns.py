@@ -3,7 +3,7 @@ is raised and opens the chat, quit stops a running turn like Stop, within 10 s."
 import json
 import time
 
-from tests.desktop.harness import Numi, close_window, find_window, tray_menu
+from tests.desktop.harness import Numi, close_until_closing, find_window, tray_menu
 from tests.fakeprovider import script as S
 from tests.fakeprovider.server import FakeProvider
 from tests.numi_client import Api, ServerProcess, Socket
@@ -52,9 +52,9 @@ def test_close_to_tray_notification_and_quit_while_running(session, tmp_path):
             _wait_tray_label(session, numi.proc.pid, "1 reply running")
 
             # Closing the window while it runs: the app stays (in the tray), the turn goes on.
-            win = find_window(session.env["DISPLAY"])
+            assert find_window(session.env["DISPLAY"]) is not None
             mark = len(numi.lines)
-            close_window(session.env["DISPLAY"], win["id"])
+            close_until_closing(numi, session.env["DISPLAY"], after=mark)
             numi.wait_line(r"window closed to the tray \(1 replies running\)", after=mark)
             assert find_window(session.env["DISPLAY"]) is None
             assert numi.proc.poll() is None

@@ -3,7 +3,7 @@ import json
 
 from PIL import Image
 
-from tests.desktop.harness import Numi, close_window, find_window, tray_click, tray_menu
+from tests.desktop.harness import Numi, close_until_closing, find_window, tray_click, tray_menu
 
 
 def test_window_loads_signed_in_ui_with_tray_and_one_instance(session, tmp_path):
@@ -44,7 +44,7 @@ def test_window_loads_signed_in_ui_with_tray_and_one_instance(session, tmp_path)
         mark = len(numi.lines)
         tray_click(session.env, bus, items["Keep Numi in the tray when the window closes"])
         numi.wait_line("keep in tray on", after=mark)
-        close_window(session.env["DISPLAY"], win["id"])
+        close_until_closing(numi, session.env["DISPLAY"], after=mark)
         numi.wait_line(r"window closed to the tray \(0 replies running\)", after=mark)
         assert numi.proc.poll() is None
         assert find_window(session.env["DISPLAY"]) is None
