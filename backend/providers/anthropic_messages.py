@@ -31,7 +31,7 @@ from backend.core.types import (Message, ModelRequest, ProviderConfig, Reasoning
 from . import StreamControl
 from .chat_completions import (PLACEHOLDER_KEY, _ErrorMapper, _estimate_tokens, _retry_after,
                                _timeout)
-from .relay import relay
+from .relay import as_sent, relay
 
 WIRE_API = "anthropic_messages"
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -209,7 +209,8 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
                                                   kw.get("tools", "")])))
     # The SDK builds, signs and status-checks the request; the events are
     # decoded here as plain JSON (the SDK's per-event models are slow).
-    return relay(client, lambda: client.messages.with_streaming_response.create(**kw),
+    sent = as_sent(kw, ("messages", "system", "tools"), required=("messages",))
+    return relay(client, lambda: client.messages.with_streaming_response.create(**sent),
                  asm=asm, errors=errors, control=control, sse_events=_sse_events,
                  whole_as_events=_message_as_events,
                  failure_of=lambda event: event.get("error") if event.get("type") == "error" else None,

@@ -24,7 +24,7 @@ from backend.core.types import (Message, ModelRequest, ProviderConfig, Reasoning
                                 Usage)
 
 from . import CONNECT_TIMEOUT, StreamControl
-from .relay import relay
+from .relay import as_sent, relay
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Local servers (Ollama, llama.cpp, LM Studio) ignore the key, but the SDK
@@ -118,7 +118,8 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
     # The SDK builds the request, signs it and raises typed status errors; the
     # chunks are decoded as plain JSON, because the SDK's per-chunk model
     # objects cost ~25x more CPU than the relay itself.
-    return relay(client, lambda: client.chat.completions.with_streaming_response.create(**kw),
+    sent = as_sent(kw, ("messages", "tools"), required=("messages",))
+    return relay(client, lambda: client.chat.completions.with_streaming_response.create(**sent),
                  asm=asm, errors=errors, control=control, sse_events=_sse_chunks,
                  whole_as_events=lambda data: iter([_completion_as_chunk(data)]),
                  failure_of=lambda chunk: chunk.get("error") or None,

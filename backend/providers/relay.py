@@ -14,6 +14,27 @@ from backend.core.errors import ProviderError
 from backend.core.types import StreamEvent
 
 
+def as_sent(kw: dict, fields: tuple[str, ...], required: tuple[str, ...] = ()) -> dict:
+    """create() arguments with `fields` (already in wire form) sent exactly as built.
+
+    The SDKs walk every nested value of a request against their typed schema
+    before sending; for a 200-message history that was ~30 ms of CPU per step,
+    most of a long chat's send-to-request time. extra_body is merged into the
+    JSON body untouched and wins over the typed arguments, so the bulky fields
+    go there; a field the signature requires is given an empty placeholder.
+    """
+    out = dict(kw)
+    extra = dict(out.pop("extra_body", None) or {})
+    for name in fields:
+        if name in out:
+            extra[name] = out.pop(name)
+            if name in required:
+                out[name] = []
+    if extra:
+        out["extra_body"] = extra
+    return out
+
+
 def relay(client: Any, open_response: Callable[[], ContextManager], *, asm: Any, errors: Any, control: Any,
           sse_events: Callable[[Iterator[str]], Iterator[dict]],
           whole_as_events: Callable[[dict], Iterator[dict]],

@@ -28,7 +28,7 @@ from backend.core.types import (Message, ModelRequest, ReasoningDelta, Reasoning
 from . import StreamControl
 from .chat_completions import (_CONTEXT_PATTERNS, PLACEHOLDER_KEY, _base_url, _dict, _ErrorMapper,
                                _estimate_tokens, _sse_chunks, _timeout)
-from .relay import relay
+from .relay import as_sent, relay
 
 WIRE_API = "responses"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -124,7 +124,8 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
                                       + len(json.dumps(kw.get("tools", "")))))
     # As in chat_completions: the SDK builds, signs and checks the request; the
     # events are decoded here as plain JSON, far cheaper than its model objects.
-    return relay(client, lambda: client.responses.with_streaming_response.create(**kw),
+    sent = as_sent(kw, ("input", "tools"))
+    return relay(client, lambda: client.responses.with_streaming_response.create(**sent),
                  asm=asm, errors=errors, control=control, sse_events=_sse_chunks,
                  whole_as_events=_response_as_events, failure_of=_failure,
                  stop_at_complete=True)  # response.completed is the last event

@@ -1,15 +1,16 @@
 """From stored rows to a model request: the chat's model, its provider and its history."""
 from __future__ import annotations
 
+import json
 from dataclasses import replace
-
-from peewee import SQL
+from typing import Any, NamedTuple
 
 from backend.core.agent import Route
 from backend.core.history import MAX_MESSAGES, Window, fit
 from backend.core.types import Message, ModelRequest, ProviderConfig, ToolCall
+from backend.store.db import db
 from backend.store.files import FileStore
-from backend.store.models import Chat, Message as MessageRow, ModelEntry, Provider, Setting
+from backend.store.models import Chat, ModelEntry, Provider, Setting
 from backend.store.serialize import attachment_ids, files_by_id
 from backend.turns.attachments import AttachmentError, Budget, message_parts
 
@@ -25,7 +26,7 @@ class TurnSetupError(Exception):
         self.code, self.message = code, message
 
 
-def row_to_message(row: MessageRow) -> Message:
+def row_to_message(row) -> Message:
     calls = tuple(ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments", ""))
                   for c in (row.tool_calls or []))
     return Message(role=row.role, content=row.content or "", reasoning=row.reasoning_content or "",
@@ -34,39 +35,68 @@ def row_to_message(row: MessageRow) -> Message:
 
 
 # fit() keeps at most MAX_MESSAGES messages, so a request reads only the newest rows
-# (with a margin for rows it skips): a 10 000-message chat then costs what a
-# 400-message one does, instead of building every row it is about to drop.
-HISTORY_READ = 2 * MAX_MESSAGES
+# (with a margin for the rows it skips): a 10 000-message chat then costs what a
+# 225-message one does, instead of building every row it is about to drop.
+HISTORY_READ = MAX_MESSAGES + 25
 
 
-def _history(chat_id: str, upto_id: int | None = None):
-    query = (MessageRow.select()
-             .where((MessageRow.chat == chat_id) & MessageRow.deleted_at.is_null()
-                    & (MessageRow.status != "queued")))
-    if upto_id is not None:
-        query = query.where(MessageRow.id <= upto_id)
-    return query
+class HistoryRow(NamedTuple):
+    """The columns of a stored message that a request needs."""
+    id: int
+    role: str
+    content: str
+    content_parts: Any
+    reasoning_content: str
+    reasoning_details: Any
+    tool_calls: Any
+    tool_call_id: str | None
+    tool_error: bool
+    model_id: str | None
 
 
-def history_rows(chat_id: str, upto_id: int | None = None, newest: int | None = None) -> list[MessageRow]:
+# Plain SQL rather than peewee model rows: building 400 model objects took ~4x the
+# query itself, and this runs before every model step.
+_LIVE = "FROM message WHERE chat_id = ? AND deleted_at IS NULL AND status != 'queued'"
+_COLUMNS = ("id, role, content, content_parts_json, reasoning_content, reasoning_details_json, "
+            "tool_calls_json, tool_call_id, tool_error, model_id")
+_EMPTY_REPLY = ("role = 'assistant' AND content = '' "
+                "AND (tool_calls_json IS NULL OR tool_calls_json IN ('[]', 'null', ''))")
+
+
+def _json(value):
+    return None if value is None else json.loads(value)
+
+
+def history_rows(chat_id: str, upto_id: int | None = None, newest: int | None = None) -> list[HistoryRow]:
     """The chat's live messages in order (the newest `newest` of them), without queued ones
     (they have not been sent yet)."""
-    if newest is None:
-        return list(_history(chat_id, upto_id).order_by(MessageRow.id))
-    rows = list(_history(chat_id, upto_id).order_by(MessageRow.id.desc()).limit(newest))
+    sql, args = f"SELECT {_COLUMNS} {_LIVE}", [chat_id]
+    if upto_id is not None:
+        sql += " AND id <= ?"
+        args.append(upto_id)
+    sql += " ORDER BY id DESC"
+    if newest is not None:
+        sql += " LIMIT ?"
+        args.append(newest)
+    rows = [HistoryRow(i, role, content or "", _json(parts), reasoning or "", _json(details), _json(calls),
+                       call_id, bool(tool_error), model_id)
+            for i, role, content, parts, reasoning, details, calls, call_id, tool_error, model_id
+            in db.execute_sql(sql, args)]
     rows.reverse()
     return rows
 
 
 def _older_usable(chat_id: str, before_id: int) -> int:
     """How many messages older than `before_id` a full read would have kept (see _usable)."""
-    # Raw SQL for the JSON column: the field would encode these strings as JSON.
-    no_calls = SQL("(tool_calls_json IS NULL OR tool_calls_json IN ('[]', 'null', ''))")
-    empty_reply = (MessageRow.role == "assistant") & (MessageRow.content == "") & no_calls
-    return _history(chat_id).where((MessageRow.id < before_id) & ~empty_reply).count()
+    return db.execute_sql(_older_usable_sql(), (chat_id, before_id)).fetchone()[0]
 
 
-def _usable(row: MessageRow) -> bool:
+def _older_usable_sql() -> str:
+    # Answered from the message_usable index alone (migration 6 uses this WHERE).
+    return f"SELECT count(*) {_LIVE} AND id < ? AND NOT ({_EMPTY_REPLY})"
+
+
+def _usable(row: HistoryRow) -> bool:
     # A failed reply that never produced text carries nothing the model should see.
     return not (row.role == "assistant" and not row.content and not row.tool_calls)
 
@@ -94,7 +124,7 @@ def provider_config(provider: Provider, keys) -> ProviderConfig:
                           api_key=keys.get(provider.id), timeout=float(provider.timeout))
 
 
-def with_attachments(rows: list[MessageRow], model: ModelEntry, store: FileStore | None) -> list[Message]:
+def with_attachments(rows: list[HistoryRow], model: ModelEntry, store: FileStore | None) -> list[Message]:
     """The rows as Messages, each user message with its files: images as Images, readable
     files as text before what the person wrote (backend/turns/attachments.py)."""
     files = files_by_id(i for r in rows if r.role == "user" for i in attachment_ids(r))
@@ -117,14 +147,27 @@ def with_attachments(rows: list[MessageRow], model: ModelEntry, store: FileStore
     return out
 
 
+def newest_turns(chat_id: str) -> tuple[list[HistoryRow], int]:
+    """The usable rows fit() needs to choose exactly as it would from the whole history,
+    and how many usable older messages were not read."""
+    n = HISTORY_READ
+    while True:
+        read = history_rows(chat_id, newest=n)
+        if len(read) < n:
+            return [r for r in read if _usable(r)], 0
+        # Start at a turn's first message: a turn cut by the read could otherwise be sent
+        # without its user message (or with tool results whose call was not read).
+        start = next((i for i, r in enumerate(read) if r.role == "user"), None)
+        if start is not None:
+            rows = [r for r in read[start:] if _usable(r)]
+            if len(rows) > MAX_MESSAGES:  # more whole turns than fit() can keep
+                return rows, _older_usable(chat_id, read[start].id)
+        n *= 4
+
+
 def build_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool = False,
                   files: FileStore | None = None) -> tuple[ModelRequest, Window]:
-    read = history_rows(chat.id, newest=HISTORY_READ)
-    unread = _older_usable(chat.id, read[0].id) if len(read) == HISTORY_READ else 0
-    rows = [r for r in read if _usable(r)]
-    if unread and len(rows) <= MAX_MESSAGES:
-        # So many rows were skipped that the margin ran out: read the whole history.
-        rows, unread = [r for r in history_rows(chat.id) if _usable(r)], 0
+    rows, unread = newest_turns(chat.id)
     messages = with_attachments(rows, model, files)
     if continuing:
         messages.append(Message(role="user", content=CONTINUE_PROMPT))

@@ -1,0 +1,84 @@
+"""A request reads only the newest rows of a long chat, and chooses what it would from the whole history."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from backend.core.history import fit
+from backend.store.db import db, open_database
+from backend.store.models import Chat
+from backend.turns import context
+from backend.turns.context import HISTORY_READ, history_rows, newest_turns, with_attachments
+
+
+@pytest.fixture
+def store(tmp_path):
+    open_database(str(tmp_path / "numi.db"))
+    db.connect(reuse_if_open=True)
+    yield
+    db.close()
+
+
+def _write(chat_id: str, turns: list[list[tuple]]) -> None:
+    Chat.create(id=chat_id, title="t")
+    rows = []
+    for turn in turns:
+        rows.extend((chat_id, role, content, calls, call_id, status) for role, content, calls, call_id, status in turn)
+    db.execute_sql("BEGIN")
+    for row in rows:
+        db.execute_sql("INSERT INTO message (chat_id, role, content, tool_calls_json, tool_call_id, status, created_at)"
+                       " VALUES (?, ?, ?, ?, ?, ?, 0)", row)
+    db.execute_sql("COMMIT")
+
+
+def _agentic_turns(rng: random.Random, n: int) -> list[list[tuple]]:
+    """Turns of every shape: plain, failed (empty) replies, and tool loops of up to 60 calls."""
+    turns = []
+    for i in range(n):
+        turn = [("user", f"q{i}", None, None, "complete")]
+        for step in range(rng.choice((0, 0, 1, 3, 60))):
+            call = f"c{i}_{step}"
+            turn.append(("assistant", "", json.dumps([{"id": call, "name": "t", "arguments": "{}"}]), None, "complete"))
+            turn.append(("tool", f"r{i}_{step}", None, call, "complete"))
+        if rng.random() < 0.2:
+            turn.append(("assistant", "", None, None, "error"))  # a failed reply: skipped
+        turn.append(("assistant", f"a{i}", None, None, "complete"))
+        turns.append(turn)
+    return turns
+
+
+def _whole_history_window(chat_id: str):
+    rows = [r for r in history_rows(chat_id) if context._usable(r)]
+    return fit(with_attachments(rows, None, None))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_newest_rows_give_the_window_the_whole_history_gives(store, seed):
+    rng = random.Random(seed)
+    chat_id = f"c_{seed}"
+    _write(chat_id, _agentic_turns(rng, rng.randint(20, 400)))
+    rows, unread = newest_turns(chat_id)
+    window = fit(with_attachments(rows, None, None))
+    whole = _whole_history_window(chat_id)
+    assert window.messages == whole.messages
+    assert window.omitted + unread == whole.omitted
+    assert window.messages[0].role == "user"
+
+
+def test_a_long_chat_is_read_from_its_newest_rows_only(store):
+    chat_id = "c_long"
+    _write(chat_id, [[("user", f"q{i}", None, None, "complete"), ("assistant", f"a{i}", None, None, "complete")]
+                     for i in range(2000)])
+    rows, unread = newest_turns(chat_id)
+    assert len(rows) <= HISTORY_READ and rows[0].content.startswith("q")
+    assert unread == 4000 - len(rows)
+
+
+def test_counting_the_messages_left_out_reads_only_an_index(store):
+    # Migration 6's partial index matches this count term by term; a change to either
+    # side would silently turn it back into a scan of every row of a long chat.
+    sql = context._older_usable_sql()
+    plan = " ".join(str(row) for row in db.execute_sql("EXPLAIN QUERY PLAN " + sql, ("c_x", 10)).fetchall())
+    assert "COVERING INDEX message_usable" in plan or "USING INDEX message_usable" in plan, plan
