@@ -69,9 +69,9 @@ class Subscriber:
 class AppEvents:
     """The subscriber set and the one publish call the rest of the backend uses."""
 
-    def __init__(self, is_running: Callable[[str], bool]):
+    def __init__(self, is_running: Callable[[str], bool], is_awaiting: Callable[[str], bool] = lambda _: False):
         # Must not take the turn registry's lock: producers may hold it while publishing.
-        self._is_running = is_running
+        self._is_running, self._is_awaiting = is_running, is_awaiting
         self._lock = threading.Lock()
         self._subs: set[Subscriber] = set()
 
@@ -106,7 +106,8 @@ class AppEvents:
                 if chat is None or chat.deleted_at is not None:
                     frame = {"type": "chat_removed", "chat_id": chat_id}
                 else:
-                    frame = {"type": "chat_changed", "chat": chat_to_dict(chat, self._is_running(chat_id))}
+                    frame = {"type": "chat_changed", "chat": chat_to_dict(chat, self._is_running(chat_id),
+                                                                        awaiting=self._is_awaiting(chat_id))}
                 for sub in self._subs:
                     sub.put(frame)
         except Exception:

@@ -274,9 +274,11 @@ class DesktopApp:
         n = self.running_count()
         if ask and n:
             self.show()
+            log.info("desktop: asking before quitting (%d replies running)", n)
             if not self.window.create_confirmation_dialog(
                     "Quit Numi?", f"{n} {'reply is' if n == 1 else 'replies are'} still running. "
                     "Quitting stops them; what they wrote so far is kept."):
+                log.info("desktop: quit cancelled")
                 return
         log.info("desktop: quitting (%d replies running)", n)
         self._quitting.set()

@@ -2,9 +2,9 @@
 
 Subscribes to backend/app_events.py (the same publisher `/ws/_app` uses), so the
 registry needs no hook: a chat's `running` going true → false is a finished
-turn. Approvals are not chat-level state, so while a chat runs this also follows
-that chat's event hub for `approval_required` (polled: see _follow). Callbacks run on this module's
-threads, never on a turn's.
+turn, and its `awaiting_approval` turning true is a question for the person
+(the registry says which tool asks). Callbacks run on this module's thread,
+never on a turn's.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class TurnWatcher:
         self.registry = registry
         self.on_count, self.on_finished, self.on_approval = on_count, on_finished, on_approval
         self._running: dict[str, dict] = {}  # chat id -> last chat dict seen running
-        self._followed: dict[str, threading.Event] = {}
+        self._asked: dict[str, set[str]] = {}  # chat id -> approval ids already notified
         self._sub = None
         self._thread = threading.Thread(target=self._run, name="desktop-turns", daemon=True)
 
@@ -35,8 +35,6 @@ class TurnWatcher:
     def stop(self) -> None:
         if self._sub is not None:
             self.registry.app_events.unsubscribe(self._sub)
-        for stop in list(self._followed.values()):
-            stop.set()
 
     def _run(self) -> None:
         while True:
@@ -58,40 +56,19 @@ class TurnWatcher:
         if chat.get("running"):
             self._running[cid] = chat
             if not was:
-                self._follow(cid, chat)
                 self.on_count(self.running_count())
+            if chat.get("awaiting_approval"):
+                self._ask(cid, chat)
         elif was:
             del self._running[cid]
-            stop = self._followed.pop(cid, None)
-            if stop is not None:
-                stop.set()
+            self._asked.pop(cid, None)
             self.on_count(self.running_count())
             self.on_finished(chat)
 
-    def _follow(self, chat_id: str, chat: dict) -> None:
-        """Watch the chat's hub for approval requests while its turn runs."""
-        stop = threading.Event()
-        self._followed[chat_id] = stop
-        from backend.turns.hub import Subscription
-
-        hub = self.registry.hub(chat_id)
-        # A cursor over the hub's log, deliberately not registered with the hub: a
-        # registered subscriber counts as a window showing the chat, which would
-        # stop the chat being marked unread. So this polls, twice a second.
-        turn = hub.turn
-        start = turn.first_event_id - 1 if turn is not None and turn.ended_at is None else hub.last_event_id
-        sub = Subscription(hub, start)
-
-        def run():
-            seen: set[str] = set()
-            try:
-                while not stop.is_set():
-                    for event in sub.pull():
-                        if event.get("type") == "approval_required" and event["approval_id"] not in seen:
-                            seen.add(event["approval_id"])
-                            self.on_approval(self._running.get(chat_id, chat), event)
-                    stop.wait(0.5)
-            except Exception:
-                log.exception("desktop: following chat %s failed", chat_id)
-
-        threading.Thread(target=run, name=f"desktop-follow-{chat_id[:8]}", daemon=True).start()
+    def _ask(self, chat_id: str, chat: dict) -> None:
+        """One notification per approval request, however many frames repeat it."""
+        asked = self._asked.setdefault(chat_id, set())
+        for pending in self.registry.pending_approvals(chat_id):
+            if pending["approval_id"] not in asked:
+                asked.add(pending["approval_id"])
+                self.on_approval(chat, pending)

@@ -71,6 +71,24 @@ def test_a_turn_in_a_watched_chat_does_not_become_unread(setup):
     assert chat_frames(app, chat) == [("chat_changed", True, False), ("chat_changed", False, False)]
 
 
+def test_a_chat_waiting_for_an_approval_says_so_until_answered(setup):
+    chat = setup.chat(title="Asks")
+    app = AppSocket(setup.server)
+    setup.fake.enqueue([S.tool_call(0, "c1", "guarded", '{"text": "x"}')], [S.text("done")])
+    sock = setup.socket(chat)
+    sock.send(type="send", request_id="r1", content="go")
+    ask = sock.until("approval_required")
+    assert app.chat(chat, running=True, awaiting_approval=True)["unread"] is False
+    # The list and the chat itself say the same to a window that opens now.
+    assert setup.api.get(f"/api/chats/{chat}").body["awaiting_approval"] is True
+    assert setup.api.get("/api/chats").body["items"][0]["awaiting_approval"] is True
+    sock.send(type="approve", approval_id=ask["approval_id"], decision="allow")
+    assert app.chat(chat, running=True, awaiting_approval=False)
+    sock.until("turn_end")
+    assert app.chat(chat, running=False)["awaiting_approval"] is False
+    assert setup.api.get(f"/api/chats/{chat}").body["awaiting_approval"] is False
+
+
 def test_titles_renames_and_pins_are_pushed(setup):
     chat = setup.chat()  # untitled: the first answer asks the model for a title
     app = AppSocket(setup.server)

@@ -32,7 +32,7 @@ def _running() -> set[str]:
 
 
 def _chat_json(chat: Chat, full: bool = True) -> dict:
-    return chat_to_dict(chat, chat.id in _running(), full=full)
+    return chat_to_dict(chat, chat.id in _running(), full=full, awaiting=runtime().registry.is_awaiting(chat.id))
 
 
 def _changed(chat_id: str) -> None:
@@ -156,10 +156,12 @@ def list_chats():
         query = query.where((Chat.updated_at < updated_at)
                             | ((Chat.updated_at == updated_at) & (Chat.id < chat_id)))
     rows = list(query.order_by(Chat.updated_at.desc(), Chat.id.desc()).limit(limit + 1))
-    running = _running()
+    registry = runtime().registry
+    running = set(registry.running_chat_ids())
     page = rows[:limit]
     return {
-        "items": [chat_to_dict(c, c.id in running) for c in page],
+        "items": [chat_to_dict(c, c.id in running, awaiting=c.id in running and registry.is_awaiting(c.id))
+                  for c in page],
         "next_cursor": _encode_cursor(page[-1]) if len(rows) > limit else None,
     }
 

@@ -81,7 +81,7 @@ class TurnRegistry:
         self._stopped = threading.Event()
         self._flusher = threading.Thread(target=self._flush_forever, name="flusher", daemon=True)
         # Chat-level changes for every window's chat list (/ws/_app).
-        self.app_events = AppEvents(self.is_running)
+        self.app_events = AppEvents(self.is_running, self.is_awaiting)
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -155,6 +155,15 @@ class TurnRegistry:
         """Lock-free on purpose: app_events calls it while this registry's lock may be held elsewhere."""
         state = self._chats.get(chat_id)
         return state is not None and state.turn is not None
+
+    def pending_approvals(self, chat_id: str) -> list[dict]:
+        """The chat's unanswered approval requests ({"approval_id", "name"}); lock-free like is_running."""
+        state = self._chats.get(chat_id)
+        turn = state.turn if state is not None else None
+        return turn.pending_approvals() if turn is not None else []
+
+    def is_awaiting(self, chat_id: str) -> bool:
+        return bool(self.pending_approvals(chat_id))
 
     def queue_items(self, chat_id: str) -> list[dict]:
         state = self._state(chat_id)

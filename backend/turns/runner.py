@@ -225,15 +225,21 @@ class Turn:
         unregister = self.cancel.on_cancel(wake.set)
         self.publish("approval_required", approval_id=approval_id, call_id=call.id, name=call.name,
                      arguments=call.arguments)
+        self.registry.app_events.chat_changed(self.chat_id)  # the chat list and the tray show it waits
         wake.wait()
         unregister()
         with self._approvals_lock:
             decision = self._approvals.pop(approval_id)[1]
+        self.registry.app_events.chat_changed(self.chat_id)
         if decision is None:
             return agent.Decision("deny", "The turn was stopped before anyone answered.")
         if decision.kind == "allow_always":
             remember_allow_always(self.chat_id, call.name)
         return decision
+
+    def pending_approvals(self) -> list[dict]:
+        with self._approvals_lock:
+            return [{"approval_id": a, "name": p[2].name} for a, p in self._approvals.items() if p[1] is None]
 
     def answer_approval(self, approval_id: str, decision: agent.Decision) -> bool:
         with self._approvals_lock:

@@ -230,3 +230,60 @@ def tray_click(env: dict, bus_name: str, item_id: int) -> None:
     subprocess.run(["gdbus", "call", "--session", "--dest", bus_name, "--object-path",
                     "/org/ayatana/NotificationItem/numi/Menu", "--method", "com.canonical.dbusmenu.Event",
                     "--", str(item_id), "clicked", "<0>", "0"], env=env, check=True, capture_output=True, text=True)
+
+
+def find_dialog(display_name: str, owner_title: str = "Numi"):
+    """The id of a mapped window transient for the one titled `owner_title` (a modal question), or None."""
+    from Xlib import X, Xatom, display as xdisplay
+
+    d = xdisplay.Display(display_name)
+    try:
+        owner = find_window(display_name, owner_title)
+        if owner is None:
+            return None
+        stack = [d.screen().root]
+        while stack:
+            win = stack.pop()
+            try:
+                prop = win.get_full_property(Xatom.WM_TRANSIENT_FOR, Xatom.WINDOW)
+                if (prop is not None and prop.value[0] == owner["id"]
+                        and win.get_attributes().map_state == X.IsViewable):
+                    return win.id
+                stack.extend(win.query_tree().children)
+            except Exception:
+                continue
+        return None
+    finally:
+        d.close()
+
+
+def press_keys(display_name: str, window_id: int, *keys: str) -> None:
+    """Give the window the keyboard focus and type a key chord (e.g. "Alt_L", "o") with XTEST,
+    as a person's keyboard would: there is no window manager under Xvfb to focus it."""
+    from Xlib import X, XK, display as xdisplay
+    from Xlib.ext import xtest
+
+    d = xdisplay.Display(display_name)
+    try:
+        d.create_resource_object("window", window_id).set_input_focus(X.RevertToParent, X.CurrentTime)
+        d.sync()
+        codes = [d.keysym_to_keycode(XK.string_to_keysym(k)) for k in keys]
+        for code in codes:
+            xtest.fake_input(d, X.KeyPress, code)
+        for code in reversed(codes):
+            xtest.fake_input(d, X.KeyRelease, code)
+        d.sync()
+    finally:
+        d.close()
+
+
+def wait_x(predicate, what: str, timeout: float = 15.0):
+    """Poll the X server until `predicate()` is truthy: another client's windows come and go
+    asynchronously (a hide is an idle callback in the app), and without a window manager
+    there is no event to wait on instead."""
+    deadline = time.monotonic() + timeout
+    while not (result := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} within {timeout} s")
+        time.sleep(0.05)
+    return result

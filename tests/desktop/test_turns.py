@@ -1,9 +1,10 @@
 """Turns and the desktop shell: close-to-tray keeps a turn running, a notification
-is raised and opens the chat, quit stops a running turn like Stop, within 10 s."""
+is raised and opens the chat, quit asks while a turn runs, then stops it like Stop, within 10 s."""
 import json
 import time
 
-from tests.desktop.harness import Numi, close_until_closing, find_window, tray_menu
+from tests.desktop.harness import (Numi, close_until_closing, find_dialog, find_window, press_keys, tray_click,
+                                   tray_menu, wait_x)
 from tests.fakeprovider import script as S
 from tests.fakeprovider.server import FakeProvider
 from tests.numi_client import Api, ServerProcess, Socket
@@ -31,6 +32,15 @@ def _wait_tray_label(session, pid, label, timeout=15.0):
         time.sleep(0.1)  # polling the tray's D-Bus menu: there is no change signal to wait on here
 
 
+def _tray_quit(session, numi):
+    bus, items = tray_menu(session.env, numi.proc.pid)
+    tray_click(session.env, bus, items["Quit Numi"])
+
+
+def _wait_dialog(display) -> int:
+    return wait_x(lambda: find_dialog(display), "the quit question did not appear")
+
+
 def test_close_to_tray_notification_and_quit_while_running(session, tmp_path):
     data = tmp_path / "data"
     with FakeProvider() as fake:
@@ -56,7 +66,7 @@ def test_close_to_tray_notification_and_quit_while_running(session, tmp_path):
             mark = len(numi.lines)
             close_until_closing(numi, session.env["DISPLAY"], after=mark)
             numi.wait_line(r"window closed to the tray \(1 replies running\)", after=mark)
-            assert find_window(session.env["DISPLAY"]) is None
+            wait_x(lambda: find_window(session.env["DISPLAY"]) is None, "the window did not go")
             assert numi.proc.poll() is None
             fake.release()
             sock.until("turn_end", status="completed")
@@ -74,12 +84,25 @@ def test_close_to_tray_notification_and_quit_while_running(session, tmp_path):
             history = json.loads(session.dunst("history"))["data"][0]
             assert any(n["summary"]["data"] == "Desk test" for n in history)
 
-            # Quit (SIGTERM takes the tray's Quit path without the question) while a turn runs.
+            # Quit from the tray while a turn runs asks first; declining keeps everything going.
             fake.enqueue([S.text("Partial "), S.hang()])
             sock.send(type="send", request_id="r2", content="again")
             fake.wait_hanging(1, timeout=15)
-            took = numi.terminate(timeout=10)
-            assert took < 10 and numi.proc.returncode == 0
+            display = session.env["DISPLAY"]
+            mark = len(numi.lines)
+            _tray_quit(session, numi)
+            numi.wait_line(r"asking before quitting \(1 replies running\)", after=mark)
+            press_keys(display, _wait_dialog(display), "Escape")
+            numi.wait_line("quit cancelled", after=mark)
+            assert numi.proc.poll() is None and fake.hanging == 1
+
+            # Asked again and answered OK: the turn stops like Stop and Numi exits within 10 s.
+            mark = len(numi.lines)
+            _tray_quit(session, numi)
+            numi.wait_line(r"asking before quitting \(1 replies running\)", after=mark)
+            asked = time.monotonic()
+            press_keys(display, _wait_dialog(display), "Alt_L", "o")  # the dialog's "_OK" mnemonic
+            assert numi.proc.wait(10) == 0 and time.monotonic() - asked < 10
             sock.close()
         finally:
             numi.kill()

@@ -3,7 +3,7 @@ import json
 
 from PIL import Image
 
-from tests.desktop.harness import Numi, close_until_closing, find_window, tray_click, tray_menu
+from tests.desktop.harness import Numi, close_until_closing, find_window, tray_click, tray_menu, wait_x
 
 
 def test_window_loads_signed_in_ui_with_tray_and_one_instance(session, tmp_path):
@@ -47,7 +47,7 @@ def test_window_loads_signed_in_ui_with_tray_and_one_instance(session, tmp_path)
         close_until_closing(numi, session.env["DISPLAY"], after=mark)
         numi.wait_line(r"window closed to the tray \(0 replies running\)", after=mark)
         assert numi.proc.poll() is None
-        assert find_window(session.env["DISPLAY"]) is None
+        wait_x(lambda: find_window(session.env["DISPLAY"]) is None, "the window did not go")
         # ...and the tray's Open brings it back.
         bus, items = tray_menu(session.env, numi.proc.pid)  # item ids change when the menu is rebuilt
         tray_click(session.env, bus, items["Open Numi"])
