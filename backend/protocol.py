@@ -20,7 +20,8 @@ _SCHEMA: dict[str, dict[str, tuple]] = {
     "edit": {"message_id": (int, True), "content": (str, True)},
     "regenerate": {"message_id": (int, True)},
     "continue": {},
-    "approve": {"approval_id": (str, True), "decision": (str, True), "reason": (str, False)},
+    "approve": {"approval_id": (str, True), "decision": (str, True), "reason": (str, False),
+                "arguments": ((dict, str), False)},
     "queue_discard": {"message_id": (int, True)},
     "ping": {},
 }
@@ -74,3 +75,20 @@ def _check_values(kind: str, frame: dict) -> None:
         raise BadFrame("\"after_event_id\" must be 0 or more.")
     if kind == "approve" and frame["decision"] not in DECISIONS:
         raise BadFrame("\"decision\" must be allow, allow_always or deny.")
+    if kind == "approve" and frame.get("arguments") is not None:
+        frame["arguments"] = _edited_arguments(frame["arguments"])
+
+
+def _edited_arguments(value) -> str:
+    """Edited tool arguments as the JSON text the tool will get; they must be an object."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise BadFrame("The edited arguments are not valid JSON.")
+    if not isinstance(value, dict):
+        raise BadFrame("The edited arguments must be a JSON object.")
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) > MAX_CONTENT_CHARS:
+        raise BadFrame(f"The edited arguments are longer than {MAX_CONTENT_CHARS:,} characters.")
+    return text

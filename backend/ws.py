@@ -198,7 +198,8 @@ class Connection:
         elif kind == "continue":
             reg.continue_(chat)
         elif kind == "approve":
-            reg.approve(chat, frame["approval_id"], frame["decision"], frame.get("reason") or "")
+            reg.approve(chat, frame["approval_id"], frame["decision"], frame.get("reason") or "",
+                        frame.get("arguments"))
         elif kind == "queue_discard":
             reg.queue_discard(chat, frame["message_id"])
 

@@ -2,8 +2,8 @@
 
 
 def register_all(app) -> None:
-    from backend.api import (backup, catalog, chats, export, files, folders, importer, search, settings,
-                             trash)
+    from backend.api import (approvals, backup, catalog, chats, export, files, folders, importer, search,
+                             settings, trash)
 
-    for module in (catalog, settings, chats, files, folders, trash, search, export, importer, backup):
+    for module in (catalog, settings, chats, files, folders, trash, search, export, importer, backup, approvals):
         app.register_blueprint(module.bp)

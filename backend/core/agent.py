@@ -99,6 +99,7 @@ class Route:
 class Decision:
     kind: str  # "allow" | "allow_always" | "deny"
     reason: str = ""
+    arguments: str | None = None  # the arguments as the person edited them: what runs
 
 
 @dataclass(frozen=True)
@@ -290,14 +291,20 @@ class AgentLoop:
         """Approve, run (concurrent ones in parallel first, the rest in order), commit in call order."""
         outcomes: list = [None] * len(calls)
         runnable: list[int] = []
+        calls = list(calls)
+        edited: set[int] = set()
         for i, call in enumerate(calls):
-            tool = self.tools.get(call.name)
-            if tool is not None and tool.needs_approval:
+            # Every call of a known tool is decided (a policy may deny or allow it
+            # without asking); an unknown one becomes an error result below.
+            if self.tools.get(call.name) is not None:
                 decision = self.approve(call)
                 if decision.kind == "deny":
                     why = f" They said: {decision.reason}" if decision.reason else ""
                     outcomes[i] = toolbox.error_result(call, f"The person did not allow this call.{why}")
                     continue
+                if decision.arguments is not None and decision.arguments != call.arguments:
+                    calls[i] = replace(call, arguments=decision.arguments)
+                    edited.add(i)
             if self.cancel.is_set():
                 outcomes[i] = toolbox.error_result(call, "Not run: the turn was stopped.")
                 continue
@@ -320,6 +327,11 @@ class AgentLoop:
             self.emit(ToolStarted(calls[i]))
             outcomes[i] = toolbox.execute(self.tools.get(calls[i].name), calls[i], self.cancel)
             self.emit(ToolFinished(calls[i], outcomes[i]))
+        for i in edited:
+            # The model must know what ran was not what it asked for.
+            result = outcomes[i].result
+            note = f"[The person edited the arguments before allowing this call; it ran with: {calls[i].arguments}]\n"
+            outcomes[i] = replace(outcomes[i], result=replace(result, content=note + result.content))
         for i, call in enumerate(calls):
             if i not in runnable:
                 self.emit(ToolFinished(call, outcomes[i]))

@@ -281,9 +281,11 @@ class TurnRegistry:
             else:
                 raise CommandError("bad_request", "The last reply is complete; there is nothing to continue.")
 
-    def approve(self, chat_id: str, approval_id: str, decision: str, reason: str = "") -> None:
+    def approve(self, chat_id: str, approval_id: str, decision: str, reason: str = "",
+                arguments: str | None = None) -> None:
         turn = self._state(chat_id).turn
-        if turn is None or not turn.answer_approval(approval_id, agent.Decision(decision, reason)):
+        edited = None if decision == "deny" else arguments
+        if turn is None or not turn.answer_approval(approval_id, agent.Decision(decision, reason, edited)):
             raise CommandError("not_found", "That approval is no longer waiting (it was answered, "
                                             "or its turn ended).")
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+from dataclasses import replace
 
 from backend.core import agent
 from backend.core.cancel import CancelToken
 from backend.store.db import db, now
-from backend.store.models import Chat, Message as MessageRow, ModelEntry, Setting
-from backend.turns import metrics
+from backend.store.models import Chat, Message as MessageRow, ModelEntry
+from backend.turns import approvals, metrics
 from backend.turns.context import TurnSetupError, build_request, fallback_routes, resolve_model
 
 log = logging.getLogger(__name__)
@@ -216,15 +217,21 @@ class Turn:
     # --- approvals ----------------------------------------------------------------------
 
     def _approve(self, call) -> agent.Decision:
-        if call.name in allowed_always(self.chat_id):
+        tool = self.registry.tools.get(call.name)
+        policy = approvals.policy_for(self.chat_id, call.name, bool(tool and tool.needs_approval))
+        if policy == "deny":
+            return agent.Decision("deny", f"{call.name} is turned off for this chat in Settings → Approvals.")
+        if policy == "allow" or approvals.covered(self.chat_id, call):
             return agent.Decision("allow")
         approval_id = "a_" + secrets.token_hex(6)
         wake = threading.Event()
         with self._approvals_lock:
             self._approvals[approval_id] = [wake, None, call]
         unregister = self.cancel.on_cancel(wake.set)
+        # can_always: whether "allow always" would leave a standing rule (a chained shell
+        # command never does: the card then offers allow once only).
         self.publish("approval_required", approval_id=approval_id, call_id=call.id, name=call.name,
-                     arguments=call.arguments)
+                     arguments=call.arguments, can_always=approvals.rule_for(call) is not None)
         self.registry.app_events.chat_changed(self.chat_id)  # the chat list and the tray show it waits
         wake.wait()
         unregister()
@@ -234,7 +241,10 @@ class Turn:
         if decision is None:
             return agent.Decision("deny", "The turn was stopped before anyone answered.")
         if decision.kind == "allow_always":
-            remember_allow_always(self.chat_id, call.name)
+            ran = call if decision.arguments is None else replace(call, arguments=decision.arguments)
+            rule = approvals.rule_for(ran)
+            if rule is not None:
+                approvals.remember(self.chat_id, rule)
         return decision
 
     def pending_approvals(self) -> list[dict]:
@@ -249,18 +259,3 @@ class Turn:
             pending[1] = decision
         pending[0].set()
         return True
-
-
-def _rule_key(chat_id: str) -> str:
-    return f"allow_always:{chat_id}"
-
-
-def allowed_always(chat_id: str) -> set[str]:
-    row = Setting.get_or_none(Setting.key == _rule_key(chat_id))
-    return set(row.value) if row else set()
-
-
-def remember_allow_always(chat_id: str, tool_name: str) -> None:
-    with db.atomic():
-        names = sorted(allowed_always(chat_id) | {tool_name})
-        Setting.insert(key=_rule_key(chat_id), value=names).on_conflict_replace().execute()

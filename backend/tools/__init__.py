@@ -1,0 +1,1 @@
+"""Tools a turn can call: workspace files, shell, web fetch, MCP servers."""

@@ -1,0 +1,130 @@
+"""Whether a tool call runs: the chat's policy for the tool, the default policy, and the
+standing ("always") rules a person gave.
+
+A policy is `ask`, `allow` or `deny` per tool name, set per chat or as a default for
+every chat; a tool with none asks when it declares `needs_approval` and runs otherwise.
+A standing rule is what "allow always" leaves behind. For most tools it covers the
+tool; for a command-running tool it covers one exact command line, and only one that
+cannot smuggle a second command in (backend/tools/command_rules.py) — anything else
+asks every time.
+"""
+from __future__ import annotations
+
+import json
+
+from backend.core.types import ToolCall
+from backend.store.db import db
+from backend.store.models import Setting
+from backend.tools.command_rules import rule_matches, standing_rule_allowed
+
+POLICIES = ("ask", "allow", "deny")
+DEFAULT_KEY = "tool_policy_default"
+# Tools whose standing rule is one exact value of an argument, not the whole tool.
+EXACT_RULES = {"shell": "command"}
+
+
+def _policy_key(chat_id: str) -> str:
+    return f"tool_policy:{chat_id}"
+
+
+def _rules_key(chat_id: str) -> str:
+    return f"allow_always:{chat_id}"
+
+
+def _setting(key: str, default):
+    row = Setting.get_or_none(Setting.key == key)
+    return row.value if row is not None and row.value is not None else default
+
+
+def _put(key: str, value) -> None:
+    Setting.insert(key=key, value=value).on_conflict_replace().execute()
+
+
+# --- policies ---------------------------------------------------------------------------
+
+def policies(chat_id: str | None) -> dict[str, str]:
+    """The policies set for the chat (or, with None, the defaults), by tool name."""
+    return dict(_setting(_policy_key(chat_id) if chat_id else DEFAULT_KEY, {}))
+
+
+def set_policy(chat_id: str | None, tool: str, policy: str | None) -> None:
+    """Set (or with None clear) one tool's policy for the chat, or as the default."""
+    key = _policy_key(chat_id) if chat_id else DEFAULT_KEY
+    with db.atomic():
+        current = dict(_setting(key, {}))
+        if policy is None:
+            current.pop(tool, None)
+        else:
+            current[tool] = policy
+        _put(key, current)
+
+
+def policy_for(chat_id: str, tool: str, needs_approval: bool) -> str:
+    return (policies(chat_id).get(tool) or policies(None).get(tool)
+            or ("ask" if needs_approval else "allow"))
+
+
+# --- standing rules -----------------------------------------------------------------------
+
+def _arguments(call: ToolCall) -> dict:
+    try:
+        args = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return args if isinstance(args, dict) else {}
+
+
+def rule_for(call: ToolCall) -> dict | None:
+    """The standing rule "allow always" may store for this call, or None when it must ask each time."""
+    field = EXACT_RULES.get(call.name)
+    if field is None:
+        return {"tool": call.name}
+    value = _arguments(call).get(field)
+    if not isinstance(value, str) or not standing_rule_allowed(value):
+        return None
+    return {"tool": call.name, field: value.strip()}
+
+
+def rules(chat_id: str) -> list[dict]:
+    # Rules were once stored as bare tool names.
+    return [{"tool": r} if isinstance(r, str) else dict(r) for r in _setting(_rules_key(chat_id), [])]
+
+
+def covered(chat_id: str, call: ToolCall) -> bool:
+    """Whether a standing rule of the chat allows this exact call."""
+    field = EXACT_RULES.get(call.name)
+    value = _arguments(call).get(field) if field else None
+    for rule in rules(chat_id):
+        if rule.get("tool") != call.name:
+            continue
+        if field is None:
+            return True
+        if isinstance(value, str) and isinstance(rule.get(field), str) and rule_matches(rule[field], value):
+            return True
+    return False
+
+
+def remember(chat_id: str, rule: dict) -> None:
+    with db.atomic():
+        current = rules(chat_id)
+        if rule not in current:
+            _put(_rules_key(chat_id), current + [rule])
+
+
+def forget(chat_id: str, rule: dict) -> bool:
+    with db.atomic():
+        current = rules(chat_id)
+        if rule not in current:
+            return False
+        _put(_rules_key(chat_id), [r for r in current if r != rule])
+        return True
+
+
+def all_rules() -> list[dict]:
+    """Every chat's standing rules, each with its chat id."""
+    prefix = _rules_key("")
+    out = []
+    for row in Setting.select().where(Setting.key.startswith(prefix)).order_by(Setting.key):
+        chat_id = row.key[len(prefix):]
+        out.extend({"chat_id": chat_id, **r} for r in rules(chat_id))
+    return out
