@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 from flask import Blueprint, request
 
@@ -17,9 +18,9 @@ from backend.store.serialize import chat_to_dict, message_to_dict
 
 bp = Blueprint("chats", __name__)
 
-CREATE_FIELDS = ("title", "model_id", "folder_id", "system_prompt", "params", "temporary")
+CREATE_FIELDS = ("title", "model_id", "folder_id", "system_prompt", "params", "temporary", "workspace")
 PATCH_FIELDS = CREATE_FIELDS + ("pinned", "archived", "unread")
-READ_ONLY = ("id", "created_at", "updated_at", "running")
+READ_ONLY = ("id", "created_at", "updated_at", "running", "awaiting_approval")
 # Filing a chat away is not activity in it: these alone do not move it up the list.
 ORGANISING_FIELDS = {"pinned", "archived", "unread", "folder_id", "temporary"}
 REASONING_EFFORTS = ("off", "low", "medium", "high")
@@ -98,6 +99,7 @@ def _chat_changes(body: dict, current: Chat | None) -> dict:
         "system_prompt": "" if system_prompt is None else system_prompt,
         "params": _check_params(f, (folder.params if folder else {}) if creating else current.params),
         "temporary": f.boolean("temporary"),
+        "workspace": _check_workspace(f),
     }
     if not creating:
         changes.update(pinned=f.boolean("pinned"), archived=f.boolean("archived"), unread=f.boolean("unread"))
@@ -110,6 +112,26 @@ def _chat_changes(body: dict, current: Chat | None) -> dict:
     if folder is not None:
         _inherit(changes, body, folder)
     return changes
+
+
+def _check_workspace(f: Fields):
+    """The chosen folder as its real path, or null; a folder the tools could hurt Numi through is refused."""
+    value = f.text("workspace", max_len=4096, nullable=True)
+    if value in (MISSING, None) or value == "":
+        return None if value == "" else value
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        return f.fail("workspace", "Give the folder's full path (for example /home/me/project).")
+    if not path.is_dir():
+        return f.fail("workspace", f"There is no folder at {value}. Choose an existing folder.")
+    real = path.resolve()
+    if real == Path(real.anchor):
+        return f.fail("workspace", "Choose a project folder, not the whole disk.")
+    data = Path(runtime().config.data_dir).resolve()
+    if real == data or data in real.parents:
+        return f.fail("workspace", "That folder holds Numi's own data (chats, keys' settings, backups); "
+                                   "choose a project folder outside it.")
+    return str(real)
 
 
 def _inherit(changes: dict, body: dict, folder: Folder) -> None:

@@ -151,7 +151,13 @@ def _v6_usable_messages(db):
         "AND (tool_calls_json IS NULL OR tool_calls_json IN ('[]', 'null', '')))")
 
 
-MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages]
+def _v7_workspaces(db):
+    """A chat may have a workspace: the one folder its file and shell tools can reach."""
+    db.execute_sql("ALTER TABLE chat ADD COLUMN workspace TEXT")
+
+
+MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
+              _v7_workspaces]
 
 
 def schema_version(db) -> int:

@@ -51,6 +51,7 @@ class Chat(Base):
     archived = BooleanField(default=False)
     temporary = BooleanField(default=False)
     unread = BooleanField(default=False)
+    workspace = TextField(null=True)  # the folder its tools may touch (real path)
     created_at = FloatField(default=now)
     updated_at = FloatField(default=now)
     deleted_at = FloatField(null=True)

@@ -32,6 +32,7 @@ def chat_to_dict(chat, running: bool, full: bool = False, awaiting: bool = False
     if full:
         data["system_prompt"] = chat.system_prompt or ""
         data["params"] = dict(chat.params or {})
+        data["workspace"] = chat.workspace
     return data
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -114,6 +115,16 @@ def resolve_model(chat: Chat) -> ModelEntry:
         raise TurnSetupError("no_model", f"The model {model_id!r} of this chat no longer exists. "
                                          f"Pick another model for the chat.")
     return model
+
+
+def workspace_folder(chat: Chat) -> str | None:
+    """The chat's workspace folder, which must still be there: tools never guess another."""
+    if not chat.workspace:
+        return None
+    if not os.path.isdir(chat.workspace):
+        raise TurnSetupError("workspace_missing", f"The workspace folder {chat.workspace} is no longer there. "
+                                                  f"Choose another folder for this chat, or remove it.")
+    return chat.workspace
 
 
 def provider_config(provider: Provider, keys) -> ProviderConfig:

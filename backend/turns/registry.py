@@ -14,6 +14,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from backend.app_events import AppEvents
+from backend.turns.toolset import Toolsets
 from backend.core import agent
 from backend.core.tools import ToolRegistry
 from backend.store.db import db, now
@@ -72,6 +73,7 @@ class TurnRegistry:
     def __init__(self, config, keys):
         self.config, self.keys = config, keys
         self.tools = load_tools()
+        self.toolsets = Toolsets(self.tools, config.data_dir)
         self.files = FileStore.for_data_dir(config.data_dir)  # attachments, read into model requests
         self.limits = limits_from_env()
         self.tool_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
@@ -117,6 +119,7 @@ class TurnRegistry:
         if self._flusher.is_alive():
             self._flusher.join(1.0)
         self.tool_pool.shutdown(wait=False, cancel_futures=True)
+        self.toolsets.close()
 
     def _flush_forever(self) -> None:
         ticks = 0

@@ -17,7 +17,8 @@ from backend.core.cancel import CancelToken
 from backend.store.db import db, now
 from backend.store.models import Chat, Message as MessageRow, ModelEntry
 from backend.turns import approvals, metrics
-from backend.turns.context import TurnSetupError, build_request, fallback_routes, resolve_model
+from backend.turns.context import (TurnSetupError, build_request, fallback_routes, resolve_model,
+                                   workspace_folder)
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ class Turn:
         self.user_message_id = user_message_id
         self.continue_message_id = continue_message_id
         self.cancel = CancelToken()
+        self.tools = registry.tools  # until the turn knows its chat's model and workspace
         self.partial: Partial | None = None
         self.model_id: str | None = None
         self.usage = metrics.empty()  # the whole turn
@@ -98,7 +100,8 @@ class Turn:
         chat = Chat.get_by_id(self.chat_id)
         model = resolve_model(chat)
         self.model_id = model.id
-        request, _window = build_request(chat, model, self.registry.keys, self.registry.tools.specs(),
+        self.tools = self.registry.toolsets.for_chat(workspace_folder(chat), bool(model.supports_tools))
+        request, _window = build_request(chat, model, self.registry.keys, self.tools.specs(),
                                          continuing=self.continue_message_id is not None,
                                          files=self.registry.files)
         if self.continue_message_id is not None:
@@ -113,7 +116,7 @@ class Turn:
             if row.content:
                 self.publish("content", delta=row.content, message_id=row.id)
         loop = agent.AgentLoop(request, stream_fn=open_stream, emit=self._on_event, approve=self._approve,
-                               cancel=self.cancel, tools=self.registry.tools, limits=self.registry.limits,
+                               cancel=self.cancel, tools=self.tools, limits=self.registry.limits,
                                pool=self.registry.tool_pool,
                                fallbacks=fallback_routes(model, request, self.registry.keys))
         return loop.run()
@@ -217,7 +220,7 @@ class Turn:
     # --- approvals ----------------------------------------------------------------------
 
     def _approve(self, call) -> agent.Decision:
-        tool = self.registry.tools.get(call.name)
+        tool = self.tools.get(call.name)
         policy = approvals.policy_for(self.chat_id, call.name, bool(tool and tool.needs_approval))
         if policy == "deny":
             return agent.Decision("deny", f"{call.name} is turned off for this chat in Settings → Approvals.")

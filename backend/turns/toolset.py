@@ -1,0 +1,60 @@
+"""The tools one chat's turn may call: the built-in ones its settings allow, plus plugins.
+
+Built-in tools go only to a model that can call tools (its `supports.tools`): a server
+that cannot would refuse the whole request. Web fetch is always offered to such a
+model (each call asks by default); the workspace tools and the shell only when the
+chat has a workspace folder, and they see nothing outside it. A workspace's file
+index (watchdog) starts with the first turn that uses it and lives until shutdown.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from backend.core.tools import Tool, ToolRegistry
+from backend.tools.fetch import fetch_tool
+from backend.tools.file_index import FileIndex
+from backend.tools.shell import shell_tool
+from backend.tools.workspace import Workspace, workspace_tools
+
+
+class Toolsets:
+    def __init__(self, plugins: ToolRegistry, sample_dir: Path):
+        self.plugins = plugins
+        self.fetch = fetch_tool()
+        self._lock = threading.Lock()
+        self._workspaces: dict[str, tuple[FileIndex, list[Tool]]] = {}
+        # The workspace tools' descriptions, for settings screens (never run).
+        self._catalog = [*workspace_tools(Workspace(sample_dir)), shell_tool(sample_dir), self.fetch]
+
+    def catalog(self) -> list[Tool]:
+        """Every tool a chat could get, built-in first."""
+        return [*self._catalog, *self.plugins.all()]
+
+    def for_chat(self, workspace: str | None, model_calls_tools: bool) -> ToolRegistry:
+        tools = ToolRegistry(self.plugins.all())
+        if model_calls_tools:
+            tools.add(self.fetch)
+            if workspace:
+                for tool in self._workspace_tools(workspace):
+                    tools.add(tool)
+        return tools
+
+    def _workspace_tools(self, root: str) -> list[Tool]:
+        with self._lock:
+            if root not in self._workspaces:
+                index = FileIndex(root)
+                try:
+                    index.start()
+                except OSError:
+                    index = None  # listing and search then walk the folder each call
+                tools = [*workspace_tools(Workspace(root), index), shell_tool(Path(root))]
+                self._workspaces[root] = (index, tools)
+            return self._workspaces[root][1]
+
+    def close(self) -> None:
+        with self._lock:
+            indexes = [index for index, _ in self._workspaces.values() if index is not None]
+            self._workspaces.clear()
+        for index in indexes:
+            index.stop()
