@@ -65,8 +65,8 @@ def _check_values(kind: str, frame: dict) -> None:
             raise BadFrame(f"\"attachments\" must be a list of at most {MAX_ATTACHMENTS} file ids.")
         if not frame["content"].strip() and not attachments:
             raise BadFrame("The message is empty; write something or attach a file.")
-        if frame.get("mode", "queue") not in ("queue",):
-            raise BadFrame("\"mode\" must be \"queue\".")
+        if frame.get("mode", "queue") not in ("queue", "steer"):
+            raise BadFrame("\"mode\" must be \"queue\" or \"steer\".")
     if kind in ("send", "edit") and len(frame["content"]) > MAX_CONTENT_CHARS:
         raise BadFrame(f"The message is longer than {MAX_CONTENT_CHARS:,} characters; attach it as a file instead.")
     if kind == "edit" and not frame["content"].strip():

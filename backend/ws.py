@@ -182,7 +182,8 @@ class Connection:
         if kind == "ping":
             self._push({"type": "pong"})
         elif kind == "send":
-            answer = reg.send(chat, frame["request_id"], frame["content"], frame.get("attachments") or [])
+            answer = reg.send(chat, frame["request_id"], frame["content"], frame.get("attachments") or [],
+                              steer=frame.get("mode") == "steer")
             if answer.pop("duplicate"):
                 # A resend after a lost answer: repeat the answer to this socket, change nothing.
                 self._push({"type": "accepted", "event_id": self.hub.next_direct_id(), "turn_id": None,

@@ -138,13 +138,14 @@ class AgentLoop:
                  emit: Callable[[object], None], approve: Callable[[ToolCall], Decision],
                  cancel: CancelToken, tools: toolbox.ToolRegistry, limits: Limits = Limits(),
                  pool: ThreadPoolExecutor | None = None, clock: Callable[[], float] = time.monotonic,
-                 fallbacks: tuple[Route, ...] = ()):
+                 fallbacks: tuple[Route, ...] = (), steering: Callable[[], list[Message]] = lambda: []):
         self.request = request
         self.stream_fn, self.emit, self.approve = stream_fn, emit, approve
         self.cancel, self.tools, self.limits, self.pool = cancel, tools, limits, pool
         self.history = list(request.messages)
         self.clock = clock
         self.fallbacks = list(fallbacks)
+        self.steering = steering
         self.started = clock()
         self.tool_calls_made = 0
         self.output_chars = 0
@@ -173,6 +174,9 @@ class AgentLoop:
             self.history.extend(results)
             if self.cancel.is_set():
                 return Outcome("cancelled", "cancelled", "Stopped. The reply so far is kept.")
+            # A person's steering lands here, between a step's tool results and the next
+            # step, where a user message is valid in every wire API.
+            self.history.extend(self.steering())
 
     def _limit(self, message: str) -> Outcome:
         return Outcome("limit", "limit", message)

@@ -51,6 +51,7 @@ class _ChatState:
         self.turn: Turn | None = None
         self.thread: threading.Thread | None = None
         self.queue: list[int] = []  # queued user message ids, in order
+        self.steer: set[int] = set()  # those of them sent to steer the running turn
 
 
 def limits_from_env() -> agent.Limits:
@@ -172,12 +173,14 @@ class TurnRegistry:
         state = self._state(chat_id)
         with self._lock:
             ids = list(state.queue)
+            steer = set(state.steer)
         rows = {r.id: r for r in MessageRow.select().where(MessageRow.id.in_(ids))} if ids else {}
-        return [{"message_id": i, "preview": _preview(rows[i])} for i in ids if i in rows]
+        return [{"message_id": i, "preview": _preview(rows[i]), "steer": i in steer} for i in ids if i in rows]
 
     # --- commands ---------------------------------------------------------------------
 
-    def send(self, chat_id: str, request_id: str, content: str, attachments: list[str]) -> dict:
+    def send(self, chat_id: str, request_id: str, content: str, attachments: list[str],
+             steer: bool = False) -> dict:
         state = self._state(chat_id)
         with self._lock:
             existing = MessageRow.get_or_none((MessageRow.chat == chat_id) & (MessageRow.request_id == request_id))
@@ -201,10 +204,13 @@ class TurnRegistry:
                                         status="queued" if queued else "complete",
                                         content_parts={"attachments": attachments} if attachments else None)
                 Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()
-            state.hub.publish("accepted", state.turn.id if queued else None,
-                              request_id=request_id, message_id=row.id, queued=queued, attachments=files)
+            steer = steer and queued
+            state.hub.publish("accepted", state.turn.id if queued else None, request_id=request_id,
+                              message_id=row.id, queued=queued, attachments=files, steer=steer)
             if queued:
                 state.queue.append(row.id)
+                if steer:
+                    state.steer.add(row.id)
                 self._publish_queue(chat_id)
                 self.app_events.chat_changed(chat_id)  # new activity moves it up the list
             else:
@@ -220,6 +226,7 @@ class TurnRegistry:
                     (MessageRow.update(deleted_at=now())
                      .where(MessageRow.id.in_(state.queue)).execute())
                 state.queue.clear()
+                state.steer.clear()
                 self._publish_queue(chat_id)
             turn = state.turn
         if turn is None:
@@ -298,6 +305,7 @@ class TurnRegistry:
             if message_id not in state.queue:
                 raise CommandError("not_found", "That message is not waiting in the queue any more.")
             state.queue.remove(message_id)
+            state.steer.discard(message_id)
             with db.atomic():
                 MessageRow.update(deleted_at=now()).where(MessageRow.id == message_id).execute()
             self._publish_queue(chat_id)
@@ -325,6 +333,18 @@ class TurnRegistry:
          .where((MessageRow.chat == chat_id) & (MessageRow.id > message_id) & MessageRow.deleted_at.is_null())
          .execute())
 
+    def take_steering(self, chat_id: str) -> list[int]:
+        """The steering messages waiting for the running turn, off the queue (oldest first)."""
+        state = self._state(chat_id)
+        with self._lock:
+            taken = [i for i in state.queue if i in state.steer]
+            if not taken:
+                return []
+            state.queue = [i for i in state.queue if i not in state.steer]
+            state.steer.clear()
+        self._publish_queue(chat_id)
+        return taken
+
     def _publish_queue(self, chat_id: str) -> None:
         self._state(chat_id).hub.publish("queue", None, items=self.queue_items(chat_id))
 
@@ -349,6 +369,7 @@ class TurnRegistry:
                         self.app_events.chat_changed(chat_id)  # not running; maybe unread
                         return
                     next_id = state.queue.pop(0)
+                    state.steer.discard(next_id)  # the turn it was for has ended: it starts its own
                     with db.atomic():
                         MessageRow.update(status="complete").where(MessageRow.id == next_id).execute()
                     state.turn = Turn(self, chat_id, next_id)

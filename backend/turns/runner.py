@@ -17,8 +17,8 @@ from backend.core.cancel import CancelToken
 from backend.store.db import db, now
 from backend.store.models import Chat, Message as MessageRow, ModelEntry
 from backend.turns import approvals, metrics
-from backend.turns.context import (TurnSetupError, build_request, fallback_routes, resolve_model,
-                                   workspace_folder)
+from backend.turns.context import (TurnSetupError, build_request, fallback_routes, history_rows,
+                                   resolve_model, with_attachments, workspace_folder)
 
 log = logging.getLogger(__name__)
 
@@ -118,8 +118,29 @@ class Turn:
         loop = agent.AgentLoop(request, stream_fn=open_stream, emit=self._on_event, approve=self._approve,
                                cancel=self.cancel, tools=self.tools, limits=self.registry.limits,
                                pool=self.registry.tool_pool,
-                               fallbacks=fallback_routes(model, request, self.registry.keys))
+                               fallbacks=fallback_routes(model, request, self.registry.keys),
+                               steering=lambda: self._take_steering(model))
         return loop.run()
+
+    def _take_steering(self, model) -> list:
+        """Move each waiting steering message to here in the history (a new row after this
+        step's tool results, so a reload shows it where the model read it) and hand it on."""
+        out = []
+        for queued_id in self.registry.take_steering(self.chat_id):
+            with db.atomic():
+                row = MessageRow.get_or_none((MessageRow.id == queued_id) & (MessageRow.status == "queued")
+                                             & MessageRow.deleted_at.is_null())
+                if row is None:
+                    continue  # discarded meanwhile
+                fields = dict(chat=self.chat_id, role="user", content=row.content, content_parts=row.content_parts,
+                              request_id=row.request_id, status="complete", created_at=now())
+                row.delete_instance()
+                moved = MessageRow.create(**fields)
+            self.publish("steered", message_id=moved.id, queued_id=queued_id, content=moved.content)
+            self.publish("message_saved", message_id=moved.id, role="user")
+            out.extend(with_attachments(history_rows(self.chat_id, upto_id=moved.id, newest=1), model,
+                                        self.registry.files))
+        return out
 
     def _finish(self, outcome: agent.Outcome) -> None:
         if outcome.error_code:
