@@ -36,7 +36,7 @@ class DesktopApp:
         self.server = NumiServer(Config(data_dir=args.data_dir, port=args.port))
         self.origin = self.server.url.rstrip("/")
         self.sign_in = routes.SignIn(self.server.config.token)
-        routes.install(self.server.app, self.sign_in, self._show_from_elsewhere)
+        routes.install(self.server.app, self.sign_in, self._show_from_elsewhere, self._pick_folder)
         self.window = None
         self.tray = None
         self.notifier = None
@@ -231,6 +231,12 @@ class DesktopApp:
         return True
 
     # --- actions (tray, second launch, notification clicks) -------------------------------
+
+    def _pick_folder(self) -> str | None:
+        import webview
+
+        chosen = self.window.create_file_dialog(webview.FileDialog.FOLDER)
+        return str(chosen[0]) if chosen else None
 
     def show(self) -> None:
         if self.window is None or self._quitting.is_set():

@@ -12,6 +12,10 @@ entry or a log line; a nonce that did leak is already spent.
 server.json and asks this process to show its window (optionally at a chat).
 A headless server has no such route (404), which tells the second launch that
 there is no window to show.
+
+`POST /api/desktop/pick-folder` opens the native folder dialog over the window and
+answers `{"path": "/chosen/folder"}` or `{"path": null}` (cancelled); the page uses it
+to choose a chat's workspace, and falls back to typing the path where it is 404.
 """
 from __future__ import annotations
 
@@ -58,7 +62,8 @@ class SignIn:
         return response
 
 
-def install(app: Flask, sign_in: SignIn, show: Callable[[str | None], None]) -> None:
+def install(app: Flask, sign_in: SignIn, show: Callable[[str | None], None],
+            pick_folder: Callable[[], str | None] = lambda: None) -> None:
     """Add the routes; call before the server starts serving."""
 
     def desktop_sign_in(nonce):
@@ -72,5 +77,10 @@ def install(app: Flask, sign_in: SignIn, show: Callable[[str | None], None]) -> 
         show(chat_id)
         return jsonify({"shown": True})
 
+    def desktop_pick_folder():
+        # The native folder dialog: a page cannot learn a folder's path by itself.
+        return jsonify({"path": pick_folder()})
+
     app.add_url_rule("/_desktop/sign-in/<nonce>", "desktop_sign_in", desktop_sign_in, methods=["GET"])
+    app.add_url_rule("/api/desktop/pick-folder", "desktop_pick_folder", desktop_pick_folder, methods=["POST"])
     app.add_url_rule("/api/desktop/show", "desktop_show", desktop_show, methods=["POST"])

@@ -157,3 +157,42 @@ def test_stop_ends_a_slow_command_and_its_children(ws_setup):
     assert end["status"] == "cancelled" and time.monotonic() - stopped < 10
     tool = [m for m in setup.messages(chat) if m["role"] == "tool"][0]
     assert "stopped" in tool["content"]
+
+
+def test_a_pending_approval_survives_a_reconnect(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.tool_call(0, "c1", "guarded", '{"text": "later"}')], [S.text("ok")])
+    sock = setup.socket(chat)
+    send(sock, "go", "r1")
+    ask = sock.until("approval_required")
+    last_seen = ask["event_id"]
+    sock.close()
+    # A new socket resuming from before the question hears it again, and can answer it.
+    again = setup.socket(chat)
+    again.send(type="resume", after_event_id=last_seen - 1, epoch=ask.get("epoch"))
+    repeat = again.until("approval_required")
+    assert repeat["approval_id"] == ask["approval_id"]
+    again.send(type="approve", approval_id=ask["approval_id"], decision="allow")
+    assert again.until("turn_end")["status"] == "completed"
+    assert json.loads(again.of("tool_end")[0]["output"]) == {"echo": "later"}
+
+
+def test_an_approval_pending_when_the_process_dies_leaves_an_interrupted_turn(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.text("Let me check."), S.tool_call(0, "c1", "guarded", '{"text": "x"}')])
+    sock = setup.socket(chat)
+    send(sock, "go", "r1")
+    sock.until("approval_required")
+    setup.server.kill9()
+    setup.server.start()
+    setup.api = setup.server.api()
+    asked = [m for m in setup.messages(chat) if m["role"] == "assistant"][-1]
+    assert asked["status"] == "interrupted" and asked["tool_calls"][0]["name"] == "guarded"
+    assert asked["content"] == "Let me check."
+    # Continue goes on: the model is told the call never ran.
+    setup.fake.enqueue([S.text("It did not run; shall I try again?")])
+    sock = setup.socket(chat)
+    sock.send(type="continue")
+    assert sock.until("turn_end")["status"] == "completed"
+    sent = setup.fake.requests[-1].body["messages"]
+    assert sent[-1]["role"] == "tool" and "did not run" in sent[-1]["content"]

@@ -41,18 +41,25 @@ def test_a_steering_message_lands_at_the_next_step(setup):
 
 def test_steering_a_last_step_becomes_the_next_turn(setup):
     chat = setup.chat(title="t")
-    setup.fake.enqueue([S.text("One"), S.hang(), S.text(" reply")], [S.text("Second reply")])
+    setup.fake.enqueue([S.hang(), S.text("One reply")], [S.text("Second reply")])
     sock = setup.socket(chat)
     sock.send(type="send", request_id="r1", content="first")
     setup.fake.wait_hanging(1, timeout=15)
+    # Sent before the reply's first word: its row is older than the reply's, yet the
+    # history keeps the order things were said in.
     sock.send(type="send", request_id="r2", content="and this", mode="steer")
-    sock.until("accepted", request_id="r2")
+    queued = sock.until("accepted", request_id="r2")["message_id"]
     setup.fake.release()
     first_end = sock.until("turn_end")
+    second_start = sock.until("turn_start")
     second_end = sock.until("turn_end")
     assert (first_end["status"], second_end["status"]) == ("completed", "completed")
     assert not sock.of("steered")
-    assert [m["content"] for m in setup.messages(chat)] == ["first", "One reply", "and this", "Second reply"]
+    assert second_start["queued_id"] == queued and second_start["user_message_id"] > queued
+    stored = setup.messages(chat)
+    assert [m["content"] for m in stored] == ["first", "One reply", "and this", "Second reply"]
+    assert stored[2]["id"] == second_start["user_message_id"]
+    assert [m["content"] for m in setup.fake.requests[1].body["messages"]] == ["first", "One reply", "and this"]
 
 
 def test_steering_with_nothing_running_is_an_ordinary_send(setup):

@@ -22,7 +22,7 @@ from backend.store.files import FileStore
 from backend.store.models import Chat, Message as MessageRow
 from backend.store.serialize import attachment_ids, file_to_dict, files_by_id, message_attachments
 from backend.turns.hub import ChatHub
-from backend.turns.runner import Turn
+from backend.turns.runner import Turn, move_to_end
 from backend.turns.title import maybe_title
 
 log = logging.getLogger(__name__)
@@ -369,10 +369,18 @@ class TurnRegistry:
                         self.app_events.chat_changed(chat_id)  # not running; maybe unread
                         return
                     next_id = state.queue.pop(0)
-                    state.steer.discard(next_id)  # the turn it was for has ended: it starts its own
-                    with db.atomic():
-                        MessageRow.update(status="complete").where(MessageRow.id == next_id).execute()
-                    state.turn = Turn(self, chat_id, next_id)
+                    if next_id in state.steer:
+                        # The turn it was to steer ended first: it starts its own, placed after
+                        # that turn's reply like a steering message joining it would have been.
+                        state.steer.discard(next_id)
+                        moved = move_to_end(chat_id, next_id)
+                        state.turn = Turn(self, chat_id, moved.id if moved else None, queued_id=next_id)
+                    else:
+                        # A queued message keeps the id `accepted` gave it (CONTRACT: turn_start's
+                        # user_message_id is that id).
+                        with db.atomic():
+                            MessageRow.update(status="complete").where(MessageRow.id == next_id).execute()
+                        state.turn = Turn(self, chat_id, next_id)
                     turn.publish("turn_end", status=status)
                     self._publish_queue(chat_id)
                     self.app_events.chat_changed(chat_id)  # still running, newer activity

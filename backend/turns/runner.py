@@ -55,10 +55,26 @@ class Partial:
              .where((MessageRow.id == self.row_id) & (MessageRow.status == "streaming")).execute())
 
 
+def move_to_end(chat_id: str, queued_id: int) -> MessageRow | None:
+    """A queued user message, re-saved after everything the chat holds now (a new id) and
+    no longer queued; None if it was discarded. History is read in id order, and a message
+    queued before the running reply's first word would otherwise sit before that reply."""
+    with db.atomic():
+        row = MessageRow.get_or_none((MessageRow.id == queued_id) & (MessageRow.status == "queued")
+                                     & MessageRow.deleted_at.is_null())
+        if row is None:
+            return None
+        fields = dict(chat=chat_id, role="user", content=row.content, content_parts=row.content_parts,
+                      request_id=row.request_id, status="complete", created_at=row.created_at)
+        row.delete_instance()
+        return MessageRow.create(**fields)
+
+
 class Turn:
     def __init__(self, registry, chat_id: str, user_message_id: int | None,
-                 continue_message_id: int | None = None):
+                 continue_message_id: int | None = None, queued_id: int | None = None):
         self.registry = registry
+        self.queued_id = queued_id  # the id its user message had while it waited (see move_to_end)
         self.chat_id = chat_id
         self.hub = registry.hub(chat_id)
         self.id = "t_" + secrets.token_hex(6)
@@ -66,6 +82,7 @@ class Turn:
         self.continue_message_id = continue_message_id
         self.cancel = CancelToken()
         self.tools = registry.tools  # until the turn knows its chat's model and workspace
+        self._awaiting_results: tuple[int, set[str]] | None = None  # assistant row, its calls without results
         self.partial: Partial | None = None
         self.model_id: str | None = None
         self.usage = metrics.empty()  # the whole turn
@@ -81,8 +98,9 @@ class Turn:
     # --- the turn ---------------------------------------------------------------------
 
     def run(self) -> str:
+        extra = {"queued_id": self.queued_id} if self.queued_id is not None else {}
         self.publish("turn_start", user_message_id=self.user_message_id,
-                     continue_message_id=self.continue_message_id)
+                     continue_message_id=self.continue_message_id, **extra)
         try:
             outcome = self._run_loop()
         except TurnSetupError as exc:
@@ -127,15 +145,9 @@ class Turn:
         step's tool results, so a reload shows it where the model read it) and hand it on."""
         out = []
         for queued_id in self.registry.take_steering(self.chat_id):
-            with db.atomic():
-                row = MessageRow.get_or_none((MessageRow.id == queued_id) & (MessageRow.status == "queued")
-                                             & MessageRow.deleted_at.is_null())
-                if row is None:
-                    continue  # discarded meanwhile
-                fields = dict(chat=self.chat_id, role="user", content=row.content, content_parts=row.content_parts,
-                              request_id=row.request_id, status="complete", created_at=now())
-                row.delete_instance()
-                moved = MessageRow.create(**fields)
+            moved = move_to_end(self.chat_id, queued_id)
+            if moved is None:
+                continue  # discarded meanwhile
             self.publish("steered", message_id=moved.id, queued_id=queued_id, content=moved.content)
             self.publish("message_saved", message_id=moved.id, role="user")
             out.extend(with_attachments(history_rows(self.chat_id, upto_id=moved.id, newest=1), model,
@@ -196,7 +208,18 @@ class Turn:
                 row = MessageRow.create(chat=self.chat_id, role="tool", content=result.content,
                                         tool_call_id=result.tool_call_id, tool_error=result.is_error,
                                         status="complete")
+                self._result_saved(result.tool_call_id)
             self.publish("message_saved", message_id=row.id, role="tool")
+
+    def _result_saved(self, call_id: str) -> None:
+        """Inside the result's transaction: the last result completes its assistant message."""
+        if self._awaiting_results is None:
+            return
+        row_id, waiting = self._awaiting_results
+        waiting.discard(call_id)
+        if not waiting:
+            MessageRow.update(status="complete").where(MessageRow.id == row_id).execute()
+            self._awaiting_results = None
 
     def _insert_assistant(self, status: str) -> MessageRow:
         return MessageRow.create(chat=self.chat_id, role="assistant", status=status, model_id=self.model_id)
@@ -220,10 +243,16 @@ class Turn:
         content, reasoning = partial.text()
         usage = self._step_usage()
         calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
+        status = ev.status
+        if calls and status == "complete":
+            # Still "streaming" until its last tool result is committed: a process that dies
+            # while a tool runs or an approval waits leaves it `interrupted`, with Continue.
+            status = "streaming"
+            self._awaiting_results = (partial.row_id, {c["id"] for c in calls})
         with db.atomic():
             (MessageRow.update(content=content, reasoning_content=reasoning,
                                reasoning_details=list(message.reasoning_details) or None,
-                               tool_calls=calls or None, status=ev.status, model_id=self.model_id,
+                               tool_calls=calls or None, status=status, model_id=self.model_id,
                                usage=usage)
              .where(MessageRow.id == partial.row_id).execute())
         if ev.final and ev.status == "complete":
