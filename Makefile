@@ -28,7 +28,7 @@ test: test-py
 	@$(MAKE) --no-print-directory test-js
 
 test-py: $(VENV)
-	$(BIN)/python -m pytest -q tests --ignore=tests/bench
+	$(BIN)/python -m pytest -q --durations=12 tests --ignore=tests/bench
 
 # The web UI's pure modules (web/js) under node's own test runner; no npm install.
 # Files are named explicitly: node >= 21 reads its arguments as globs, not directories.

@@ -198,7 +198,8 @@ def test_a_queued_message_of_files_alone_is_previewed_by_their_names(setup):
     sock.send(type="send", request_id="r2", content="", attachments=[notes["id"]])
     queued = sock.until("accepted", request_id="r2")
     assert queued["queued"] is True and [a["name"] for a in queued["attachments"]] == ["notes.txt"]
-    assert sock.until("queue")["items"] == [{"message_id": queued["message_id"], "preview": "Files: notes.txt"}]
+    assert sock.until("queue")["items"] == [{"message_id": queued["message_id"], "preview": "Files: notes.txt",
+                                           "steer": False}]
     setup.fake.release()
     sock.until("turn_end", status="completed")  # the first turn; the queued one runs next
     sock.until("turn_end", status="completed", timeout=30)

@@ -208,7 +208,9 @@ print(json.dumps(out))
 """
 
 
-def test_real_secret_service(tmp_path):
+def run_in_secret_service(tmp_path, script: str, *args: str) -> dict:
+    """Run `script` (Python; it prints one JSON line) in a throwaway D-Bus session with an unlocked
+    gnome-keyring, as a person's desktop provides; skips where those programs are missing."""
     missing = [tool for tool in ("dbus-run-session", "gnome-keyring-daemon") if not shutil.which(tool)]
     if missing:
         pytest.skip(f"{' and '.join(missing)} not installed (apt-get install gnome-keyring dbus dbus-x11)")
@@ -220,11 +222,15 @@ def test_real_secret_service(tmp_path):
     command = ('printf %s "$KEYRING_PW" | gnome-keyring-daemon --unlock --components=secrets >/dev/null; '
                'exec "$0" -c "$1" "$2" "$3" "$4"')
     proc = subprocess.run(
-        ["dbus-run-session", "--", "sh", "-c", command, sys.executable, SESSION_SCRIPT,
-         str(ROOT), str(tmp_path / "data"), SECRET],
+        ["dbus-run-session", "--", "sh", "-c", command, sys.executable, script,
+         str(ROOT), str(tmp_path / "data"), *args],
         env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_real_secret_service(tmp_path):
+    out = run_in_secret_service(tmp_path, SESSION_SCRIPT, SECRET)
     assert out == {"keyring": {"available": True, "reason": None}, "stored": True,
                    "has_key_after_restart": True, "gone": True}
     assert _files_containing(tmp_path / "data", SECRET.encode()) == []

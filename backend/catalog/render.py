@@ -10,6 +10,7 @@ from __future__ import annotations
 import tomlkit
 from tomlkit.items import AoT, Table
 
+from backend.catalog import mcp_file
 from backend.catalog.toml_file import CAPABILITIES, DEFAULT_TIMEOUT, CatalogData, default_wire_api
 
 HEADER = '''\
@@ -49,6 +50,19 @@ HEADER = '''\
 # fallbacks = []                         # model ids tried in order when this one fails
 # price_input = 0.0                      # USD per million input tokens (optional)
 # price_output = 0.0                     # USD per million output tokens (optional)
+#
+# [[mcp_servers]]                        # an MCP server: its tools become tools the model may call
+# id = "files"                           # your name for it (tools are named mcp__<id>__<tool>)
+# transport = "stdio"                    # stdio (Numi runs a program) | http (Streamable HTTP)
+# command = "npx"                        # stdio: the program to run (required)
+# args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
+# env = { LOG_LEVEL = "info" }           # stdio: extra environment variables (no secrets)
+# cwd = "/home/me"                       # stdio: folder to run it in, absolute (optional)
+# url = "https://mcp.example.com/mcp"    # http: the server's address (required)
+# headers = { X-Team = "blue" }          # http: headers sent with every request (no secrets)
+# secret_headers = ["Authorization"]     # http: headers whose values Numi keeps in the keyring
+# enabled = true                         # false: never started, its tools are not offered (default true)
+# call_timeout = 60                      # seconds one tool call may take, 1-600 (default 60)
 
 version = 1
 
@@ -90,10 +104,13 @@ def _plain(value):
     return value.unwrap() if hasattr(value, "unwrap") else value
 
 
-def _same(current, new) -> bool:
+def _same(key: str, current, new) -> bool:
     current = _plain(current)
-    if isinstance(new, dict) and isinstance(current, dict):
+    if key == "supports" and isinstance(current, dict):
+        # A capability left out reads as false, so `{ tools = true }` already says what the row does.
         return {c: bool(current.get(c, False)) for c in new} == new and set(current) <= set(new)
+    if isinstance(new, dict) and isinstance(current, dict):
+        return current == new and all(type(current[k]) is type(new[k]) for k in new)
     if isinstance(new, bool) or isinstance(current, bool):
         return type(new) is type(current) and new == current
     return current == new
@@ -106,7 +123,7 @@ def _update_table(table, fields) -> None:
             if key in table:
                 del table[key]
         elif key in table:
-            if not _same(table[key], value):
+            if not _same(key, table[key], value):
                 table[key] = _item(value)
         elif value != default:
             table.add(key, _item(value))
@@ -158,4 +175,5 @@ def render(current_text: str | None, data: CatalogData) -> str:
     kinds = {p["id"]: p["kind"] for p in data.providers}
     _sync_section(doc, "providers", data.providers, _provider_fields)
     _sync_section(doc, "models", data.models, lambda m: _model_fields(m, kinds))
+    _sync_section(doc, "mcp_servers", data.mcp_servers, mcp_file.file_fields)
     return tomlkit.dumps(doc).rstrip("\n") + "\n"

@@ -30,6 +30,10 @@ def _hash(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+def _by_id(items: list[dict]) -> dict:
+    return {item["id"]: item for item in items}
+
+
 class CatalogInvalid(Exception):
     """An API write was refused because the file on disk has an error the person must fix first."""
 
@@ -47,6 +51,24 @@ class CatalogService:
         self.reloads = 0  # saved edits applied by the watcher
         self.skipped = 0  # file events whose content was already applied (e.g. the app's own writes)
         self._watcher = None
+        # Told (outside the lock, after the commit) when a change reached the mcp_server table,
+        # so the running MCP servers follow the file; API writes to MCP servers reload on their own.
+        self._mcp_listeners: list = []
+        self._mcp_changed = False
+
+    def on_mcp_change(self, callback) -> None:
+        self._mcp_listeners.append(callback)
+
+    def _notify_mcp(self) -> None:
+        with self._lock:
+            changed, self._mcp_changed = self._mcp_changed, False
+        if not changed:
+            return
+        for callback in list(self._mcp_listeners):
+            try:
+                callback()
+            except Exception:
+                log.exception("applying the MCP servers of catalog.toml failed")
 
     # -- life cycle ---------------------------------------------------------------
 
@@ -63,6 +85,7 @@ class CatalogService:
             elif self._ingest(raw) == "invalid":
                 log.warning("%s has an error; using the catalog from the database: %s",
                             self.path, self.error.message)
+        self._notify_mcp()
         if watch:
             from backend.catalog.watch import Watcher
             self._watcher = Watcher(self.path, self._on_change)
@@ -105,7 +128,9 @@ class CatalogService:
                 log.warning("catalog.toml not applied: %s", exc.message)
             self.error = exc
             return "invalid"
+        mcp_changed = _by_id(data.mcp_servers) != _by_id(sync.read_mcp_servers())  # order is not a change
         changed = sync.apply(data)
+        self._mcp_changed |= mcp_changed
         self._known_hash, self.error = digest, None
         log.info("catalog.toml applied (%d rows changed)", changed)
         return "applied"
@@ -123,6 +148,7 @@ class CatalogService:
                 self.reloads += 1
             elif outcome == "skipped":
                 self.skipped += 1
+        self._notify_mcp()
 
     # -- tables → file ------------------------------------------------------------
 
@@ -134,16 +160,19 @@ class CatalogService:
         rewrite cannot undo it; if that edit is invalid, CatalogInvalid is
         raised and nothing changes (overwriting would throw the person's edit away).
         """
-        with self._lock:
-            raw = self._read()
-            outcome = self._ingest(raw) if raw is not None else "skipped"
-            if outcome == "invalid":
-                raise CatalogInvalid(self.error)
-            if outcome == "applied":
-                self.reloads += 1  # a saved edit the watcher had not got to yet
-            with db.atomic():
-                yield
-                self._write(raw.decode("utf-8") if raw is not None else None)
+        try:
+            with self._lock:
+                raw = self._read()
+                outcome = self._ingest(raw) if raw is not None else "skipped"
+                if outcome == "invalid":
+                    raise CatalogInvalid(self.error)
+                if outcome == "applied":
+                    self.reloads += 1  # a saved edit the watcher had not got to yet
+                with db.atomic():
+                    yield
+                    self._write(raw.decode("utf-8") if raw is not None else None)
+        finally:
+            self._notify_mcp()  # that saved edit may have changed the MCP servers
 
     def _write(self, current_text: str | None) -> None:
         """Render the tables into the file atomically: temp file in the same dir, fsync, rename."""

@@ -1,9 +1,12 @@
-"""Between the checked catalog (toml_file.CatalogData) and the `provider` / `model` tables."""
+"""Between the checked catalog (toml_file.CatalogData) and the `provider` / `model` / `mcp_server` tables."""
 from __future__ import annotations
 
 from backend.catalog.toml_file import CatalogData
 from backend.store.db import db, now
-from backend.store.models import ModelEntry, Provider
+from backend.store.models import McpServer, ModelEntry, Provider
+
+MCP_COLUMNS = ("transport", "command", "args", "env", "cwd", "url", "headers", "secret_headers", "enabled",
+               "call_timeout")
 
 
 def read_db() -> CatalogData:
@@ -19,7 +22,19 @@ def read_db() -> CatalogData:
                      "reasoning": bool(m.supports_reasoning)},
         "fallbacks": list(m.fallbacks or []), "price_input": m.price_input, "price_output": m.price_output,
     } for m in ModelEntry.select().order_by(ModelEntry.created_at, ModelEntry.id)]
-    return CatalogData(providers, models)
+    return CatalogData(providers, models, read_mcp_servers())
+
+
+def mcp_server_dict(row: McpServer) -> dict:
+    """A row in the canonical form mcp_file.mcp_server gives (what the file and the API show)."""
+    return {"id": row.id, "transport": row.transport, "command": row.command, "args": list(row.args or []),
+            "env": dict(row.env or {}), "cwd": row.cwd, "url": row.url, "headers": dict(row.headers or {}),
+            "secret_headers": list(row.secret_headers or []), "enabled": bool(row.enabled),
+            "call_timeout": float(row.call_timeout)}
+
+
+def read_mcp_servers() -> list[dict]:
+    return [mcp_server_dict(s) for s in McpServer.select().order_by(McpServer.created_at, McpServer.id)]
 
 
 def _provider_columns(p: dict) -> dict:
@@ -71,4 +86,8 @@ def apply(data: CatalogData) -> int:
             changes += _upsert(ModelEntry, models, m["id"], _model_columns(m), start + i * 1e-6)
         keep_providers = [p["id"] for p in data.providers]
         changes += Provider.delete().where(Provider.id.not_in(keep_providers)).execute()
+        servers = {s.id: s for s in McpServer.select()}
+        changes += McpServer.delete().where(McpServer.id.not_in([s["id"] for s in data.mcp_servers])).execute()
+        for i, s in enumerate(data.mcp_servers):
+            changes += _upsert(McpServer, servers, s["id"], {c: s[c] for c in MCP_COLUMNS}, start + i * 1e-6)
     return changes

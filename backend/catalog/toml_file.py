@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 KINDS = ("openai", "anthropic", "openai_compatible")
@@ -32,6 +32,14 @@ SECRET_VALUE = re.compile(r"(?<![A-Za-z0-9])(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-
                           r"|gsk_[A-Za-z0-9]{16,}|AIza[A-Za-z0-9_-]{30,})")
 KEY_ADVICE = ("API keys never go in catalog.toml: set the key in Numi (Settings → Providers), "
               "which keeps it in the OS keyring.")
+MCP_KEY_ADVICE = ("Secrets never go in catalog.toml: list the HTTP header's name in `secret_headers` and set "
+                  "its value in Numi (Settings → MCP servers), which keeps it in the OS keyring.")
+MCP_ENV_ADVICE = ("Secrets never go in catalog.toml, and Numi cannot yet keep a stdio server's environment "
+                  "variables in the keyring: let the server read the secret itself (a wrapper script, its own "
+                  "config), or use an http server with `secret_headers`.")
+SECTIONS = ("providers", "models", "mcp_servers")
+# Provider keys and MCP secret headers share the keyring's namespace (backend/keys.py): MCP takes `mcp:…`.
+RESERVED_PREFIX = "mcp:"
 
 
 
@@ -55,6 +63,7 @@ class CatalogData:
     """The checked catalog in canonical form: plain dicts, None for 'not set'."""
     providers: list[dict]
     models: list[dict]
+    mcp_servers: list[dict] = field(default_factory=list)  # mcp_file.mcp_server's form
 
 
 # -- finding lines ------------------------------------------------------------------
@@ -75,7 +84,8 @@ class _Lines:
         if index >= len(found):
             return None, None
         first = found[index]
-        later = [n for n, _, _ in self.headers if n > first]
+        # A sub-table such as [mcp_servers.env] belongs to the table above it.
+        later = [n for n, name, aot in self.headers if n > first and (aot or not name.startswith(section + "."))]
         return first, (later[0] - 1 if later else len(self.lines))
 
     def key(self, span: tuple[int | None, int | None], key: str) -> int | None:
@@ -122,12 +132,14 @@ def parse(text: str) -> CatalogData:
         where = f"catalog.toml line {line}" if line else "catalog.toml"
         raise CatalogError(f"{where} is not valid TOML: {exc}. Numi keeps the last good catalog "
                            "until the file is fixed.", line) from None
+    from backend.catalog import mcp_file  # it builds on this module's checks
+
     lines = _Lines(text)
     _refuse_secrets(doc, lines)
     for key in doc:
-        if key not in ("version", "providers", "models"):
-            _fail(f"unknown entry `{key}`. The file holds `version`, [[providers]] and [[models]] tables.",
-                  lines.top_key(key))
+        if key not in ("version",) + SECTIONS:
+            _fail(f"unknown entry `{key}`. The file holds `version`, [[providers]], [[models]] and "
+                  "[[mcp_servers]] tables.", lines.top_key(key))
     if "version" in doc and doc["version"] != FORMAT_VERSION:
         _fail(f"`version` must be {FORMAT_VERSION} (this Numi reads catalog format {FORMAT_VERSION}).",
               lines.top_key("version"))
@@ -136,28 +148,41 @@ def parse(text: str) -> CatalogData:
     models = [_model(t, i, lines, kinds) for i, t in enumerate(_tables(doc, "models", lines))]
     _unique(models, "models", lines)
     _check_fallbacks(models, lines)
-    return CatalogData(providers, models)
+    servers = [mcp_file.mcp_server(t, i, lines) for i, t in enumerate(_tables(doc, "mcp_servers", lines))]
+    mcp_file.unique(servers, lines, _fail)
+    return CatalogData(providers, models, servers)
 
 
 def _refuse_secrets(doc: dict, lines: _Lines) -> None:
+    def line_of(section, index, path, key):
+        if not section:
+            return lines.top_key(key)
+        span = lines.table(section, index)
+        found = lines.key(span, key)
+        if found == span[0] and len(path) > 1:
+            # A key inside an inline table (env, headers): its own line is that of the table's key.
+            found = lines.key(span, path[1])
+        return found
+
     def walk(value, section, index, path):
+        advice = KEY_ADVICE
+        if section == "mcp_servers":
+            advice = MCP_ENV_ADVICE if path[1:2] == ["env"] else MCP_KEY_ADVICE
         if isinstance(value, dict):
             for k, v in value.items():
-                span = lines.table(section, index) if section else (None, None)
                 if SECRET_NAME.search(k):
-                    _fail(f"`{k}` looks like an API key. {KEY_ADVICE} Remove that line.",
-                          lines.key(span, k) if section else lines.top_key(k))
+                    _fail(f"`{k}` looks like an API key. {advice} Remove that line.",
+                          line_of(section, index, path, k))
                 walk(v, section, index, path + [k])
         elif isinstance(value, list):
             for item in value:
                 walk(item, section, index, path)
         elif isinstance(value, str) and SECRET_VALUE.search(value):
-            span = lines.table(section, index) if section else (None, None)
-            _fail(f"the value of `{path[-1]}` looks like an API key. {KEY_ADVICE} Remove it.",
-                  lines.key(span, path[-1]) if section else lines.top_key(path[0]))
+            _fail(f"the value of `{path[-1]}` looks like an API key. {advice} Remove it.",
+                  line_of(section, index, path[:-1], path[-1] if section else path[0]))
 
     for key, value in doc.items():
-        if key in ("providers", "models") and isinstance(value, list):
+        if key in SECTIONS and isinstance(value, list):
             for i, table in enumerate(value):
                 walk(table, key, i, [key])
         else:
@@ -178,7 +203,8 @@ class _Table:
         self.t, self.lines, self.span = table, lines, lines.table(section, index)
         self.what = f"[[{section}]] #{index + 1}"
         if isinstance(table.get("id"), str):
-            self.what = f'{"provider" if section == "providers" else "model"} "{table["id"]}"'
+            noun = {"providers": "provider", "models": "model", "mcp_servers": "MCP server"}[section]
+            self.what = f'{noun} "{table["id"]}"'
         for key in table:
             if key not in allowed:
                 self.fail(key, f"unknown key `{key}`. Allowed: {', '.join(allowed)}.")
@@ -239,8 +265,12 @@ def _show(value) -> str:
 
 def _provider(table: dict, index: int, lines: _Lines) -> dict:
     t = _Table(table, "providers", index, lines, PROVIDER_KEYS)
+    provider_id = t.ident("id")
+    if provider_id.lower().startswith(RESERVED_PREFIX):
+        t.fail("id", f"provider ids starting with `{RESERVED_PREFIX}` are reserved (Numi keeps MCP servers' "
+                     "secrets under those names); choose another id.")
     provider = {
-        "id": t.ident("id"),
+        "id": provider_id,
         "kind": t.choice("kind", KINDS, required=True),
         "name": t.text("name", required=True, max_len=100),
         "base_url": t.text("base_url", max_len=2000),

@@ -156,8 +156,22 @@ def _v7_workspaces(db):
     db.execute_sql("ALTER TABLE chat ADD COLUMN workspace TEXT")
 
 
+def _v8_mcp_servers(db):
+    """MCP servers, mirrored from catalog.toml's [[mcp_servers]] like providers are.
+
+    Secret header values are not here (the keyring holds them): only their names.
+    """
+    db.execute_sql(
+        """CREATE TABLE mcp_server (
+            id TEXT PRIMARY KEY, transport TEXT NOT NULL, command TEXT,
+            args_json TEXT NOT NULL DEFAULT '[]', env_json TEXT NOT NULL DEFAULT '{}', cwd TEXT, url TEXT,
+            headers_json TEXT NOT NULL DEFAULT '{}', secret_headers_json TEXT NOT NULL DEFAULT '[]',
+            enabled INTEGER NOT NULL DEFAULT 1, call_timeout REAL NOT NULL DEFAULT 60,
+            created_at REAL NOT NULL)""")
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
-              _v7_workspaces]
+              _v7_workspaces, _v8_mcp_servers]
 
 
 def schema_version(db) -> int:

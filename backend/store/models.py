@@ -118,9 +118,28 @@ class ModelEntry(Base):
         table_name = "model"
 
 
+class McpServer(Base):
+    """An MCP server from catalog.toml's [[mcp_servers]]; secret header values live in the keyring."""
+    id = TextField(primary_key=True)
+    transport = TextField()  # "stdio" | "http"
+    command = TextField(null=True)
+    args = JsonText(column_name="args_json", default=list)
+    env = JsonText(column_name="env_json", default=dict)
+    cwd = TextField(null=True)
+    url = TextField(null=True)
+    headers = JsonText(column_name="headers_json", default=dict)
+    secret_headers = JsonText(column_name="secret_headers_json", default=list)  # names only
+    enabled = BooleanField(default=True)
+    call_timeout = FloatField(default=60.0)
+    created_at = FloatField(default=now)
+
+    class Meta:
+        table_name = "mcp_server"
+
+
 class Setting(Base):
     key = TextField(primary_key=True)
     value = JsonText(column_name="value_json")
 
 
-ALL_MODELS = [Folder, Chat, Message, File, Provider, ModelEntry, Setting]
+ALL_MODELS = [Folder, Chat, Message, File, Provider, ModelEntry, McpServer, Setting]

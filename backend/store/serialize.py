@@ -56,6 +56,7 @@ def message_to_dict(msg) -> dict:
         "reasoning": msg.reasoning_content or "",
         "tool_calls": [_tool_call(c) for c in (msg.tool_calls or [])],
         "tool_call_id": msg.tool_call_id,
+        "tool_error": bool(msg.tool_error),  # a tool result that reports a failure
         "status": msg.status,
         "model_id": msg.model_id,
         "usage": msg.usage,

@@ -10,6 +10,7 @@ asks every time.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 
 from backend.core.types import ToolCall
@@ -62,6 +63,31 @@ def set_policy(chat_id: str | None, tool: str, policy: str | None) -> None:
 def policy_for(chat_id: str, tool: str, needs_approval: bool) -> str:
     return (policies(chat_id).get(tool) or policies(None).get(tool)
             or ("ask" if needs_approval else "allow"))
+
+
+# --- tools that can change under the person (MCP servers) ------------------------------------
+# A server can change what a tool says it does after the person trusted it ("tool poisoning"):
+# such a tool's name, description and schema are fingerprinted when a call is approved, and
+# any change asks again, whatever the policy or rules say. Never approved counts as changed.
+WATCHED_PREFIX = "mcp__"
+
+
+def fingerprint(tool) -> str:
+    spec = tool.spec
+    canonical = json.dumps({"name": spec.name, "description": spec.description, "parameters": spec.parameters},
+                           sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def unapproved_change(tool) -> bool:
+    if tool is None or not tool.name.startswith(WATCHED_PREFIX):
+        return False
+    return _setting(f"tool_approved:{tool.name}", None) != fingerprint(tool)
+
+
+def approved_as_is(tool) -> None:
+    if tool is not None and tool.name.startswith(WATCHED_PREFIX):
+        _put(f"tool_approved:{tool.name}", fingerprint(tool))
 
 
 # --- standing rules -----------------------------------------------------------------------

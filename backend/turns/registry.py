@@ -22,6 +22,7 @@ from backend.store.files import FileStore
 from backend.store.models import Chat, Message as MessageRow
 from backend.store.serialize import attachment_ids, file_to_dict, files_by_id, message_attachments
 from backend.turns.hub import ChatHub
+from backend.turns.mcp_runtime import McpRuntime
 from backend.turns.runner import Turn, move_to_end
 from backend.turns.title import maybe_title
 
@@ -74,7 +75,8 @@ class TurnRegistry:
     def __init__(self, config, keys):
         self.config, self.keys = config, keys
         self.tools = load_tools()
-        self.toolsets = Toolsets(self.tools, config.data_dir)
+        self.mcp = McpRuntime(keys)
+        self.toolsets = Toolsets(self.tools, config.data_dir, self.mcp)
         self.files = FileStore.for_data_dir(config.data_dir)  # attachments, read into model requests
         self.limits = limits_from_env()
         self.tool_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
@@ -95,6 +97,7 @@ class TurnRegistry:
                  .where(MessageRow.status.in_(("streaming", "queued"))).execute())
         if n:
             log.info("marked %d messages from the last run as interrupted", n)
+        self.mcp.reload()
         self._flusher.start()
 
     def shutdown(self, timeout: float) -> None:
@@ -121,6 +124,7 @@ class TurnRegistry:
             self._flusher.join(1.0)
         self.tool_pool.shutdown(wait=False, cancel_futures=True)
         self.toolsets.close()
+        self.mcp.close()
 
     def _flush_forever(self) -> None:
         ticks = 0

@@ -274,7 +274,8 @@ class Turn:
         policy = approvals.policy_for(self.chat_id, call.name, bool(tool and tool.needs_approval))
         if policy == "deny":
             return agent.Decision("deny", f"{call.name} is turned off for this chat in Settings → Approvals.")
-        if policy == "allow" or approvals.covered(self.chat_id, call):
+        changed = approvals.unapproved_change(tool)
+        if not changed and (policy == "allow" or approvals.covered(self.chat_id, call)):
             return agent.Decision("allow")
         approval_id = "a_" + secrets.token_hex(6)
         wake = threading.Event()
@@ -283,8 +284,9 @@ class Turn:
         unregister = self.cancel.on_cancel(wake.set)
         # can_always: whether "allow always" would leave a standing rule (a chained shell
         # command never does: the card then offers allow once only).
+        extra = {"changed": True, "description": tool.spec.description} if changed else {}
         self.publish("approval_required", approval_id=approval_id, call_id=call.id, name=call.name,
-                     arguments=call.arguments, can_always=approvals.rule_for(call) is not None)
+                     arguments=call.arguments, can_always=approvals.rule_for(call) is not None, **extra)
         self.registry.app_events.chat_changed(self.chat_id)  # the chat list and the tray show it waits
         wake.wait()
         unregister()
@@ -293,6 +295,8 @@ class Turn:
         self.registry.app_events.chat_changed(self.chat_id)
         if decision is None:
             return agent.Decision("deny", "The turn was stopped before anyone answered.")
+        if decision.kind != "deny":
+            approvals.approved_as_is(tool)
         if decision.kind == "allow_always":
             ran = call if decision.arguments is None else replace(call, arguments=decision.arguments)
             rule = approvals.rule_for(ran)

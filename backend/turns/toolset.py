@@ -3,7 +3,8 @@
 Built-in tools go only to a model that can call tools (its `supports.tools`): a server
 that cannot would refuse the whole request. Web fetch is always offered to such a
 model (each call asks by default); the workspace tools and the shell only when the
-chat has a workspace folder, and they see nothing outside it. A workspace's file
+chat has a workspace folder, and they see nothing outside it; the enabled MCP
+servers' tools to every such chat. A workspace's file
 index (watchdog) starts with the first turn that uses it and lives until shutdown.
 """
 from __future__ import annotations
@@ -19,8 +20,9 @@ from backend.tools.workspace import Workspace, workspace_tools
 
 
 class Toolsets:
-    def __init__(self, plugins: ToolRegistry, sample_dir: Path):
+    def __init__(self, plugins: ToolRegistry, sample_dir: Path, mcp=None):
         self.plugins = plugins
+        self.mcp = mcp  # backend/turns/mcp_runtime.py: the enabled MCP servers' tools
         self.fetch = fetch_tool()
         self._lock = threading.Lock()
         self._workspaces: dict[str, tuple[FileIndex, list[Tool]]] = {}
@@ -28,8 +30,10 @@ class Toolsets:
         self._catalog = [*workspace_tools(Workspace(sample_dir)), shell_tool(sample_dir), self.fetch]
 
     def catalog(self) -> list[Tool]:
-        """Every tool a chat could get, built-in first."""
-        return [*self._catalog, *self.plugins.all()]
+        """Every tool a chat could get, one per name (a built-in one wins over a plugin, as in a turn)."""
+        mcp = self.mcp.known_tools() if self.mcp is not None else []  # those listed so far
+        by_name = {t.name: t for t in [*self.plugins.all(), *self._catalog, *mcp]}
+        return list(by_name.values())
 
     def for_chat(self, workspace: str | None, model_calls_tools: bool) -> ToolRegistry:
         tools = ToolRegistry(self.plugins.all())
@@ -37,6 +41,9 @@ class Toolsets:
             tools.add(self.fetch)
             if workspace:
                 for tool in self._workspace_tools(workspace):
+                    tools.add(tool)
+            if self.mcp is not None:
+                for tool in self.mcp.tools():  # starts servers on demand; one that fails is left out
                     tools.add(tool)
         return tools
 

@@ -47,4 +47,5 @@ export const get = (p) => api("GET", p);
 export const post = (p, b) => api("POST", p, b ?? {});
 export const patch = (p, b) => api("PATCH", p, b);
 export const put = (p, b) => api("PUT", p, b);
-export const del = (p) => api("DELETE", p);
+/** DELETE, with a JSON body where the route takes one (DELETE /api/approvals/rules). */
+export const del = (p, b) => api("DELETE", p, b);

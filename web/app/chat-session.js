@@ -116,10 +116,16 @@ export class ChatSession {
     this.socket?.send(frame);
   }
 
-  /** @param attachments stored files ({id, name, mime, size, …}); by default those the composer staged with this text */
-  send(content, requestId = randomId("req"), attachments = takeStagedAttachments(content)) {
+  /**
+   * @param opts.steer while a reply runs: join it at its next model step (`mode: "steer"`)
+   *   instead of waiting for it to end
+   * @param opts.requestId, opts.attachments stored files ({id, name, mime, size, …}); by
+   *   default those the composer staged with this text
+   */
+  send(content, { steer = false, requestId = randomId("req"), attachments = takeStagedAttachments(content) } = {}) {
     this.state = localSend(this.state, requestId, content, attachments);
     const frame = { type: "send", request_id: requestId, content };
+    if (steer) frame.mode = "steer";
     if (attachments.length) frame.attachments = attachments.map((f) => f.id);
     this._send(frame);
     schedule();
@@ -136,9 +142,11 @@ export class ChatSession {
   regenerate(messageId) { this._send({ type: "regenerate", message_id: messageId }); }
   continueReply() { this._send({ type: "continue" }); }
   discardQueued(messageId) { this._send({ type: "queue_discard", message_id: messageId }); }
-  approve(approvalId, decision, reason) {
+  /** @param args the arguments as the person edited them (an object); what runs is what was approved */
+  approve(approvalId, decision, reason, args) {
     const frame = { type: "approve", approval_id: approvalId, decision };
     if (reason) frame.reason = reason;
+    if (args !== undefined && decision !== "deny") frame.arguments = args;
     this._send(frame);
   }
 

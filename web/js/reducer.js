@@ -33,6 +33,10 @@ export function initialState(chatId) {
     turn: null,
     queue: [],
     approvals: [],
+    // Queued messages that left the queue in its last change (kept for a `steered` that
+    // follows, which moves one of them into the running turn) and the ids steered away.
+    unqueued: [],
+    steered: [],
     title: null,
     notice: null,
     usage: null,
@@ -57,9 +61,12 @@ export function localSend(state, requestId, content, attachments) {
 export function loadHistory(state, items, hasMore) {
   const byId = new Map(state.messages.map((m) => [m.id, m]));
   const live = new Set(turnRunning(state) ? state.turn.messageIds : []);
+  const moved = new Set(state.steered);
   for (const item of items || []) {
     const old = byId.get(item.id);
     if (old && live.has(item.id)) continue;
+    // A page read before a steering message moved into the turn still lists its old row.
+    if (moved.has(item.id)) continue;
     byId.set(item.id, fromRow(item, old));
   }
   let messages = [...byId.values()].sort(compareIds);
@@ -121,6 +128,7 @@ const HANDLERS = {
         requestId: e.request_id,
         // Sent from another window: the text is not known here until loadHistory.
         placeholder: !pending,
+        ...(e.steer ? { steer: true } : {}),
       });
     return {
       ...upsertMessage(state, message),
@@ -163,10 +171,13 @@ const HANDLERS = {
       next = touchMessage(next, owner, e.turn_id);
       // Tools run only after their step was saved complete.
       next = updateMessage(next, owner, (m) => (m.status === STREAMING ? { ...m, status: "complete" } : m));
-      next = upsertToolCall(next, owner, e.call_id, (c) => ({
-        ...(c || toolCall(e.call_id, e.name, "", "running")),
-        name: e.name, arguments: e.arguments ?? c?.arguments ?? "", state: "running",
-      }));
+      next = upsertToolCall(next, owner, e.call_id, (c) => {
+        // The arguments that run: the person may have edited them when approving.
+        const args = e.arguments ?? c?.arguments ?? "";
+        const edited = !!c?.edited || (!!c?.arguments && e.arguments != null && c.arguments !== e.arguments);
+        return { ...(c || toolCall(e.call_id, e.name, "", "running")), name: e.name, arguments: args, state: "running",
+                 ...(edited ? { edited: true } : {}) };
+      });
     }
     return dropApproval(next, e.call_id);
   },
@@ -186,8 +197,13 @@ const HANDLERS = {
   approval_required(state, e) {
     let next = state;
     if (!state.approvals.some((a) => a.approval_id === e.approval_id)) {
-      next = { ...state, approvals: [...state.approvals, { approval_id: e.approval_id, call_id: e.call_id,
-                                                            name: e.name, arguments: e.arguments }] };
+      // can_always false: "allow always" would leave no rule (a chained shell command).
+      // changed: an MCP tool whose name, description or schema changed since it was last
+      // allowed (or never allowed); `description` is what it says now.
+      const a = { approval_id: e.approval_id, call_id: e.call_id, name: e.name, arguments: e.arguments,
+                  can_always: e.can_always !== false };
+      if (e.changed) Object.assign(a, { changed: true, description: e.description ?? "" });
+      next = { ...state, approvals: [...state.approvals, a] };
     }
     const owner = findCallOwner(next, e.call_id);
     if (owner) next = upsertToolCall(next, owner.id, e.call_id, (c) => ({ ...c, arguments: e.arguments }));
@@ -238,6 +254,34 @@ const HANDLERS = {
     return { ...next, messages: mapMessages(next.messages, (m) => (m.status === STREAMING ? { ...m, status: ended } : m)) };
   },
 
+  /**
+   * A steering message joined the running turn: its queued row was replaced by a new
+   * user row (`message_id`) placed after the step's tool results, so the next step's
+   * reply (a newer id) follows it. The queue event that took it off usually comes first.
+   */
+  steered(state, e) {
+    const old = findMessage(state, e.queued_id) ?? state.unqueued.find((m) => m.id === e.queued_id);
+    const next = {
+      ...state,
+      messages: state.messages.filter((m) => m.id !== e.queued_id),
+      queue: state.queue.some((q) => q.message_id === e.queued_id)
+        ? state.queue.filter((q) => q.message_id !== e.queued_id) : state.queue,
+      unqueued: state.unqueued.filter((m) => m.id !== e.queued_id),
+      steered: state.steered.includes(e.queued_id) ? state.steered : [...state.steered, e.queued_id],
+    };
+    const known = findMessage(next, e.message_id);
+    const message = known
+      ? { ...known, status: known.status === "queued" ? "complete" : known.status }
+      : newMessage(e.message_id, "user", {
+        content: e.content ?? old?.content ?? "",
+        attachments: old?.attachments ?? [],
+        status: "complete",
+        requestId: old?.requestId ?? null,
+        placeholder: false,
+      });
+    return upsertMessage(next, message);
+  },
+
   title_update: (state, e) => (state.title === e.title ? state : { ...state, title: e.title }),
 
   queue: (state, e) => setQueue(state, e.items || []),
@@ -278,7 +322,7 @@ const HANDLERS = {
     const done = status !== STREAMING;
     const calls = (e.tool_calls || []).map((c) => {
       const known = old?.toolCalls.find((k) => k.id === c.id);
-      return known ? { ...known, name: c.name, arguments: c.arguments }
+      return known ? { ...known, name: c.name, arguments: known.edited ? known.arguments : c.arguments }
         : toolCall(c.id, c.name, c.arguments, done ? "done" : "running");
     });
     const message = {
@@ -307,7 +351,8 @@ function toolCall(id, name, args, state) {
 function fromRow(item, old) {
   const calls = (item.tool_calls || []).map((c) => {
     const known = old?.toolCalls?.find((k) => k.id === c.id);
-    return known ? { ...known, name: c.name, arguments: c.arguments }
+    // A saved step holds the model's arguments; a call that ran edited keeps what ran.
+    return known ? { ...known, name: c.name, arguments: known.edited ? known.arguments : c.arguments }
       : toolCall(c.id, c.name, c.arguments ?? "", item.status === STREAMING ? "running" : "done");
   });
   return {
@@ -316,10 +361,16 @@ function fromRow(item, old) {
     toolCalls: calls, toolCallId: item.tool_call_id ?? null, status: item.status,
     modelId: item.model_id ?? null, usage: item.usage ?? null, error: item.error ?? null,
     requestId: item.request_id ?? null, attachments: item.attachments ?? [], saved: true, placeholder: false,
+    // A tool result that was an error (when the API says so: `tool_error`).
+    ...(item.tool_error ? { toolError: true } : {}),
   };
 }
 
-// History lists tool results as their own rows: show each on its call.
+// A tool result whose arguments the person edited opens with this line (backend/core/agent.py).
+const EDITED_NOTE = /^\[The person edited the arguments before allowing this call; it ran with: (.*)\]\n/;
+
+// History lists tool results as their own rows: show each on its call, with the
+// arguments that ran when the person edited them.
 function attachToolResults(messages) {
   const results = new Map();
   for (const m of messages) if (m.role === "tool" && m.toolCallId) results.set(m.toolCallId, m);
@@ -329,7 +380,12 @@ function attachToolResults(messages) {
     return { ...m, toolCalls: m.toolCalls.map((c) => {
       const r = results.get(c.id);
       if (!r || c.output != null) return c;
-      return { ...c, state: "done", output: r.content, ok: c.ok ?? !r.error };
+      const note = typeof r.content === "string" ? EDITED_NOTE.exec(r.content) : null;
+      if (note) {
+        return { ...c, state: "done", output: r.content.slice(note[0].length), ok: c.ok ?? !(r.error || r.toolError),
+                 arguments: note[1], edited: true };
+      }
+      return { ...c, state: "done", output: r.content, ok: c.ok ?? !(r.error || r.toolError) };
     }) };
   });
 }
@@ -441,11 +497,14 @@ function dropApproval(state, callId) {
  * between turns, the oldest one: it is the message whose turn starts next.
  */
 function setQueue(state, items) {
-  const queue = items.map((i) => ({ message_id: i.message_id, preview: i.preview }));
+  const queue = items.map((i) => ({ message_id: i.message_id, preview: i.preview, steer: !!i.steer }));
   const listed = new Set(queue.map((q) => q.message_id));
   const gone = state.messages.filter((m) => m.role === "user" && m.status === "queued" && !listed.has(m.id));
   const starting = !turnRunning(state) && gone.length ? gone[0].id : undefined;
   const drop = new Set(gone.map((m) => m.id).filter((id) => id !== starting));
-  const messages = drop.size ? state.messages.filter((m) => !drop.has(m.id)) : state.messages;
-  return { ...state, queue, messages };
+  if (!drop.size) return { ...state, queue };
+  // A steering message leaves the queue just before its `steered`: keep what it was
+  // (request id, files) until then. Only the last change's are kept.
+  return { ...state, queue, messages: state.messages.filter((m) => !drop.has(m.id)),
+           unqueued: gone.filter((m) => drop.has(m.id)) };
 }

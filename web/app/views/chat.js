@@ -13,6 +13,12 @@ import { toast } from "./toast.js";
 // for what is on screen; the rest follows in later tasks.
 const FIRST_PAINT_BUDGET_MS = 30;
 
+/** The last part of a folder path, whatever the system's separator. */
+export function folderName(path) {
+  const parts = String(path).replace(/[\\/]+$/, "").split(/[\\/]/);
+  return parts[parts.length - 1] || path;
+}
+
 export class ChatView {
   /**
    * @param session a ChatSession, or null for a new chat not saved yet
@@ -28,10 +34,13 @@ export class ChatView {
     this.title = h("h1", { class: "chat-title", id: "chat-title" });
     this.modelSelect = h("select", { class: "model-select", "aria-label": "Model for this chat", onchange: () => this._pickModel() });
     this.status = h("span", { class: "conn", role: "status" });
+    // The chat's workspace folder (file tools and the shell reach only it): its name, the
+    // whole path in the title; a click opens the chat settings where it is chosen.
+    this.workspace = h("button", { type: "button", class: "ghost workspace-chip", hidden: true, onclick: () => actions.openChatSettings() });
     this.header = h("header", { class: "chat-header" },
       h("button", { type: "button", class: "ghost icon-btn only-narrow drawer-toggle", "aria-label": "Show chats", "aria-controls": "sidebar", "aria-expanded": "false", onclick: () => actions.openSidebar() }, "☰"),
-      this.title, this.status, h("span", { class: "spacer" }), this.modelSelect,
-      h("button", { type: "button", class: "ghost", "aria-label": "Chat settings: system prompt, temperature, reasoning", onclick: () => actions.openChatSettings(), hidden: !session }, "Chat settings"));
+      this.title, this.status, h("span", { class: "spacer" }), this.workspace, this.modelSelect,
+      h("button", { type: "button", class: "ghost", "aria-label": "Chat settings: system prompt, temperature, reasoning, workspace, tool approvals", onclick: () => actions.openChatSettings(), hidden: !session }, "Chat settings"));
 
     this.older = h("button", { type: "button", class: "ghost older", hidden: true, onclick: () => session?.loadOlder() }, "Show earlier messages");
     // Older pages load when the top of the thread scrolls into view: an observer on a
@@ -46,7 +55,7 @@ export class ChatView {
     this.scroller = h("div", { class: "scroller" },
       h("div", { class: "thread" }, this.sentinel, this.older, this.empty, this.list, this.pending, this.approvals, this.notice));
     this.composer = new Composer({
-      send: (text) => this._send(text),
+      send: (text, opts) => this._send(text, opts),
       stop: () => session?.stop(),
       discard: (id) => session?.discardQueued(id),
     });
@@ -82,10 +91,11 @@ export class ChatView {
     };
   }
 
-  _send(text) {
+  /** opts.steer: sent while a reply runs, to join it at its next step (Ctrl/⌘+Enter). */
+  _send(text, opts = {}) {
     this.stick = true; // the person wants to see their message and its answer
     if (!this.session) return this.actions.createAndSend(text);
-    this.session.send(text);
+    this.session.send(text, { steer: !!opts.steer && this.session.running });
     return true;
   }
 
@@ -210,6 +220,7 @@ export class ChatView {
     if (this.title.textContent !== title) this.title.textContent = title;
     const docTitle = s?.title ? `${s.title} — Numi` : "Numi";
     if (document.title !== docTitle) document.title = docTitle;
+    this._renderWorkspace(s?.chat?.workspace || "");
     const conn = s?.connection;
     const status = !s || conn === "open" || !s.loaded ? "" : conn === "reconnecting" ? "Reconnecting…" : conn === "gone" ? "This chat was deleted" : "Connecting…";
     if (this.status.textContent !== status) this.status.textContent = status;
@@ -225,6 +236,17 @@ export class ChatView {
     }
   }
 
+  _renderWorkspace(path) {
+    if (path === this.workspacePath) return;
+    this.workspacePath = path;
+    this.workspace.hidden = !path;
+    if (!path) return;
+    const name = folderName(path);
+    this.workspace.replaceChildren(h("span", { "aria-hidden": "true" }, "📁 "), name);
+    this.workspace.title = path;
+    this.workspace.setAttribute("aria-label", `Workspace: ${name} (${path}). Change it in the chat settings`);
+  }
+
   _renderMessages(state, busy) {
     // A reply streaming right now has no model id yet: the chat's model is writing it.
     const chatModel = state.turn?.modelId || this.session.chat?.model_id || app.settings?.default_model_id;
@@ -236,6 +258,9 @@ export class ChatView {
       if (m.role === "assistant") { lastAssistant = m; for (const c of m.toolCalls || []) callIds.add(c.id); }
     }
     const waiting = new Set(state.approvals.map((a) => a.call_id));
+    const steer = new Set(state.queue.filter((q) => q.steer).map((q) => q.message_id));
+    // The turn this window followed has ended: a call it left "running" will not finish.
+    const turnOver = !!state.turn && state.turn.status !== "running";
     // Queued messages are answered after the running reply, so they are shown after it.
     const order = state.messages.some((m) => m.status === "queued")
       ? [...state.messages.filter((m) => m.status !== "queued"), ...state.messages.filter((m) => m.status === "queued")]
@@ -251,7 +276,7 @@ export class ChatView {
         view = new MessageView(m, this.msgActions);
         this.views.set(m.id, view);
       }
-      view.update(m, { busy, lastAssistant: m === lastAssistant, toolResults, chatModel, waiting });
+      view.update(m, { busy, lastAssistant: m === lastAssistant, toolResults, chatModel, waiting, steer, turnOver });
       live.add(m.id);
       // Keep DOM order equal to state order with pointer checks only.
       const want = prev ? prev.nextSibling : this.list.firstChild;
@@ -272,11 +297,22 @@ export class ChatView {
   }
 
   _renderApprovals(state) {
+    // An answer the server refused (an `error` while the card is still up) makes the
+    // card answerable again; a card is otherwise kept as it is (an edit in progress).
+    if (state.notice !== this.approvalNotice) {
+      this.approvalNotice = state.notice;
+      if (state.notice?.kind === "error") for (const card of this.cards?.values() || []) card.unlock();
+    }
     const key = state.approvals.map((a) => a.approval_id).join();
     if (key === this.approvalKey) return;
     this.approvalKey = key;
-    this.approvals.replaceChildren(...state.approvals.map((a) =>
-      approvalCard(a, (id, decision, reason) => this.session.approve(id, decision, reason))));
+    const cards = new Map();
+    for (const a of state.approvals) {
+      cards.set(a.approval_id, this.cards?.get(a.approval_id)
+        || approvalCard(a, (id, decision, reason, args) => this.session.approve(id, decision, reason, args)));
+    }
+    this.cards = cards;
+    this.approvals.replaceChildren(...cards.values());
   }
 
   /** Retry after an error: answer again when nothing was written, else carry on from the text. */

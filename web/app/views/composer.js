@@ -1,11 +1,16 @@
 // The message box. Enter sends, Shift+Enter is a newline, Esc stops a running reply.
 // While a reply runs, sending queues the message (the server keeps the order) and
-// the waiting messages show as chips with ✕ to drop one.
+// the waiting messages show as chips with ✕ to drop one; Ctrl/⌘+Enter sends it to
+// steer the running reply instead (it joins at the reply's next step; chip "Steer").
 // Files attach by the paperclip button, by dropping them on the chat or by pasting
 // (images from the clipboard): each uploads at once and shows as a chip (a thumbnail
 // for images, name and size otherwise) with its progress and ✕ to remove it.
 import { h } from "../dom.js";
 import { formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
+
+// Under the box while a reply runs.
+const MOD = /Mac|iPhone|iPad/.test(globalThis.navigator?.platform || "") ? "⌘" : "Ctrl";
+const STEER_HINT = `Enter: queue for after this reply · ${MOD}+Enter: send now, to steer it`;
 
 // What a model can be given of a file, for the sentence shown when it cannot.
 const READABLE = "images, text files (code, Markdown, CSV, JSON) and PDFs";
@@ -16,7 +21,7 @@ export class Composer {
     this.hooks = hooks;
     this.input = h("textarea", {
       class: "composer-input", rows: 1, placeholder: "Message Numi…  (Enter to send, Shift+Enter for a new line)",
-      "aria-label": "Message", spellcheck: true,
+      "aria-label": "Message", spellcheck: true, "aria-keyshortcuts": "Enter Control+Enter Meta+Enter",
       oninput: () => this._fit(),
       onkeydown: (e) => this._key(e),
     });
@@ -64,14 +69,15 @@ export class Composer {
   _key(e) {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing && !e.altKey) {
       e.preventDefault();
-      this._send();
+      // Ctrl/⌘+Enter while a reply runs: steer it rather than wait for it to end.
+      this._send({ steer: (e.ctrlKey || e.metaKey) && this.running });
     } else if (e.key === "Escape" && this.running) {
       e.preventDefault();
       this.hooks.stop();
     }
   }
 
-  _send() {
+  _send(opts = {}) {
     const text = this.input.value;
     const ready = this.attachments.filter((a) => a.state === "ready");
     if ((!text.trim() && !ready.length) || this.disabled) return;
@@ -80,7 +86,7 @@ export class Composer {
       return;
     }
     stageAttachments(text, ready.map((a) => a.stored));
-    if (this.hooks.send(text) !== false) {
+    if (this.hooks.send(text, opts) !== false) {
       this.input.value = "";
       this._fit();
       this._clearAttachments();
@@ -214,7 +220,7 @@ export class Composer {
 
   focus() { this.input.focus(); }
 
-  /** opts: {running, queue: [{message_id, preview}], disabled, note} */
+  /** opts: {running, queue: [{message_id, preview, steer}], disabled, note} */
   update({ running, queue, disabled, note }) {
     this.running = running;
     this.disabled = !!disabled;
@@ -224,14 +230,17 @@ export class Composer {
     this.sendBtn.disabled = this.disabled;
     this.input.disabled = this.disabled;
     this.attachBtn.disabled = this.disabled;
-    if (this.note.textContent !== (note || "")) this.note.textContent = note || "";
-    const key = (queue || []).map((q) => q.message_id).join(",");
+    // While a reply runs, say what the two ways of sending do (unless there is a note to give).
+    const say = note || (running && !this.disabled ? STEER_HINT : "");
+    if (this.note.textContent !== say) this.note.textContent = say;
+    const key = (queue || []).map((q) => `${q.message_id}${q.steer ? "s" : ""}`).join(",");
     if (key !== this.queueKey) {
       this.queueKey = key;
       this.queue.hidden = !queue?.length;
-      this.queue.replaceChildren(...(queue || []).map((q) => h("span", { class: "queue-chip", role: "listitem" },
-        h("span", { class: "queue-text", title: q.preview }, "Queued: " + q.preview),
-        h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove queued message: ${q.preview}`, onclick: () => this.hooks.discard(q.message_id) }, "✕"))));
+      this.queue.replaceChildren(...(queue || []).map((q) => h("span", { class: `queue-chip${q.steer ? " steer" : ""}`, role: "listitem", dataset: { steer: q.steer ? "true" : "false" } },
+        q.steer ? h("span", { class: "steer-mark", title: "Joins the running reply at its next step" }, "steer") : null,
+        h("span", { class: "queue-text", title: q.preview }, (q.steer ? "" : "Queued: ") + q.preview),
+        h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove ${q.steer ? "steering" : "queued"} message: ${q.preview}`, onclick: () => this.hooks.discard(q.message_id) }, "✕"))));
     }
   }
 }

@@ -2,6 +2,8 @@
 import { h } from "../dom.js";
 import { patch } from "../api.js";
 import { toast } from "./toast.js";
+import { workspacePicker } from "./workspace.js";
+import { chatApprovals } from "./approvals.js";
 
 let sheets = 0;
 
@@ -40,6 +42,7 @@ export function sheet(title, ...body) {
 
 const SHORTCUTS = [
   ["Enter", "Send (queues while a reply is running)"],
+  ["Ctrl/⌘ + Enter", "While a reply is running: send now, to steer it (it joins at the reply's next step)"],
   ["Shift + Enter", "New line"],
   ["Esc", "Stop the reply / close a dialog"],
   ["Ctrl/⌘ + N", "New chat"],
@@ -67,7 +70,10 @@ export function download(url) {
   a.remove();
 }
 
-/** System prompt, temperature and reasoning effort of one chat (PATCH /api/chats/{id}). */
+/**
+ * System prompt, temperature and reasoning effort of one chat (PATCH /api/chats/{id}), its
+ * workspace folder (saved at once), and its tool approvals (views/approvals.js).
+ */
 export function openChatSettings(chat, onSaved) {
   const p = chat.params || {};
   const prompt = h("textarea", { id: "cs-prompt", rows: 6, maxlength: 8000, value: chat.system_prompt || "", placeholder: "e.g. Answer briefly. Use British spelling." });
@@ -91,7 +97,7 @@ export function openChatSettings(chat, onSaved) {
   const exports = h("div", { class: "form-row chat-export" }, h("span", { class: "hint" }, "Export this chat:"),
     h("button", { type: "button", class: "ghost", onclick: () => download(exportUrl("md")) }, "Markdown"),
     h("button", { type: "button", class: "ghost", onclick: () => download(exportUrl("json")) }, "JSON (re-importable)"));
-  const d = sheet("Chat settings", form, exports);
+  const d = sheet("Chat settings", form, workspacePicker(chat, onSaved), chatApprovals(chat.id), exports);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     try {

@@ -91,8 +91,8 @@ export class MessageView {
   /** ctx: {busy, lastAssistant, toolResults: Map(callId → tool message)} */
   update(msg, ctx) {
     const sig = [msg.status, msg.content?.length, msg.role === "assistant" && modelLabel(msg.modelId || ctx.chatModel), msg.reasoning?.length, msg.toolCalls?.length,
-      (msg.toolCalls || []).map((c) => `${c.state}${c.ok}${c.output?.length}${ctx.waiting?.has(c.id)}`).join(","),
-      !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing].join("|");
+      (msg.toolCalls || []).map((c) => `${c.state}${c.ok}${c.output?.length}${ctx.waiting?.has(c.id)}${c.arguments?.length}${!!c.edited}`).join(","),
+      !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing, !!ctx.steer?.has(msg.id), !!ctx.turnOver].join("|");
     this.lastCtx = ctx;
     if (msg === this.msg && sig === this.sig) return;
     this.msg = msg;
@@ -113,7 +113,7 @@ export class MessageView {
     setIf(this.body, "hidden", !msg.content && !streaming);
     this._timeReasoning(msg, streaming);
     this._updateReasoning(msg.reasoning || "", streaming && !msg.content);
-    this._updateTools(msg.toolCalls || [], ctx.toolResults, ctx.waiting);
+    this._updateTools(msg.toolCalls || [], ctx.toolResults, ctx.waiting, ctx.turnOver);
     const err = errorText(msg.error);
     setIf(this.error, "hidden", !err);
     setIf(this.error, "textContent", err);
@@ -174,7 +174,7 @@ export class MessageView {
     this.reasoningShown = text;
   }
 
-  _updateTools(calls, results, waiting) {
+  _updateTools(calls, results, waiting, turnOver) {
     const seen = new Set();
     for (const call of calls) {
       let row = this.toolRows.get(call.id);
@@ -183,7 +183,12 @@ export class MessageView {
         this.toolRows.set(call.id, row);
         this.tools.append(row.el);
       }
-      row.update(waiting?.has(call.id) ? { ...call, state: "approval" } : call, results?.get(call.id));
+      // A call still "running" when nothing runs any more (the server restarted, or the
+      // turn died) ended without a result: no spinner, no clock.
+      const stale = turnOver && (call.state === "running" || call.state === "preparing") && call.output == null
+        && !results?.has(call.id);
+      row.update(waiting?.has(call.id) ? { ...call, state: "approval" } : stale ? { ...call, state: "unfinished" } : call,
+        results?.get(call.id));
       seen.add(call.id);
     }
     for (const [id, row] of this.toolRows) {
@@ -194,7 +199,9 @@ export class MessageView {
   _updatePlain(msg, ctx) {
     this.el.dataset.status = msg.status || "";
     const label = msg.role === "user" ? "You" : msg.role === "tool" ? "Tool result" : "System";
-    this.meta.textContent = [label, STATUS_TEXT[msg.status]].filter(Boolean).join(" · ");
+    // A steering message waits for the running reply's next step, not for its end.
+    const status = msg.status === "queued" && ctx.steer?.has(msg.id) ? "queued to steer the reply" : STATUS_TEXT[msg.status];
+    this.meta.textContent = [label, status].filter(Boolean).join(" · ");
     this.body.textContent = msg.content || "";
     this._updateFiles(msg.attachments || []);
     this.body.hidden = !msg.content && !!msg.attachments?.length; // files alone: no empty bubble

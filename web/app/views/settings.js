@@ -1,5 +1,7 @@
 // Settings: appearance, default model, providers (add, key, find models, enable),
-// models (capabilities, fallbacks), and the keyring / catalog.toml notices.
+// models (capabilities, fallbacks), MCP servers (views/mcp.js), tool approvals
+// (views/approvals.js), your data,
+// and the keyring / catalog.toml notices.
 // Lists redraw when their data changes; the add forms are built once, so a redraw
 // never eats what someone is typing.
 import { h } from "../dom.js";
@@ -10,6 +12,8 @@ import { providerForm } from "./provider-form.js";
 import { toast } from "./toast.js";
 import { download } from "./dialogs.js";
 import { getTheme, setTheme } from "../theme.js";
+import { ApprovalsSection } from "./approvals.js";
+import { McpSection } from "./mcp.js";
 
 export class SettingsView {
   constructor({ close }) {
@@ -38,6 +42,8 @@ export class SettingsView {
         h("details", { class: "card" }, h("summary", {}, "Add a provider"), addProvider),
         h("h2", {}, "Models"), this.models,
         h("details", { class: "card" }, h("summary", {}, "Add a model by name"), this.addModel),
+        h("h2", { id: "settings-mcp" }, "MCP servers"), new McpSection().el,
+        h("h2", { id: "settings-approvals" }, "Approvals"), new ApprovalsSection().el,
         h("h2", {}, "Your data"), this._dataSection())));
     this.key = null;
   }

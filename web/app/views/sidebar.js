@@ -1,6 +1,7 @@
 // The chat list: pinned first, then each folder as a group that folds away, then the
 // chats in no folder — each group newest activity first (the server's order).
-// Markers: a pulsing dot while a reply runs, a bold title and dot when unread.
+// Markers: a pulsing dot while a reply runs, a "!" badge while a tool waits for the
+// person's approval (`awaiting_approval`), a bold title and dot when unread.
 // Rename by double-click or the ⋯ menu; pin, move to a folder, archive, delete (with
 // Undo in a toast). Below the list: the Archived and Trash views.
 import { h } from "../dom.js";
@@ -232,6 +233,8 @@ export class Sidebar {
       return h("div", { class: "chat-item renaming", dataset: { id: chat.id } }, input);
     }
     const marks = [];
+    // A reply waits for the person's approval: a mark of its own, besides the running one.
+    if (chat.awaiting_approval) marks.push(h("span", { class: "mark attention", role: "img", title: "Waiting for your approval", "aria-label": "needs your approval" }, "!"));
     if (chat.running) marks.push(h("span", { class: "mark running", role: "img", title: "A reply is being written", "aria-label": "running" }));
     else if (chat.unread) marks.push(h("span", { class: "mark unread", role: "img", title: "New reply", "aria-label": "unread" }));
     const link = h("a", {

@@ -1,6 +1,10 @@
-// A tool call as one row: name, state, duration; arguments and output fold open.
+// A tool call as one row: name, live state (preparing → running, with a spinner and the
+// time so far → ok / failed), the shell's exit code, duration; the row folds open to
+// the arguments and the output, each of which folds away on its own. Long output shows
+// its first 40 lines / 4 000 characters until "Show all".
 // Tool text is shown with textContent only: it comes from models and tools.
 import { h } from "../dom.js";
+import { exitChip, formatDuration, shellCommand, shellFooter, truncateOutput } from "../../js/tool-output.js";
 
 export function prettyJson(value) {
   if (value === undefined || value === null || value === "") return "";
@@ -10,43 +14,159 @@ export function prettyJson(value) {
 
 function stateOf(call) {
   if (call.ok === true) return ["ok", "ok"];
-  if (call.ok === false) return ["err", "error"];
+  if (call.ok === false) return ["err", "failed"];
   if (call.state === "approval") return ["wait", "waiting for you"];
   if (call.state === "preparing") return ["run", "preparing…"];
   if (call.state === "running" || call.state === "started") return ["run", "running…"];
+  if (call.state === "unfinished") return ["err", "did not finish"];
   if (call.output !== undefined && call.output !== null && call.output !== "") return ["ok", "done"];
   return ["run", call.state || "pending"];
 }
 
+let rows = 0;
+
+/** A label that folds its section: a button with aria-expanded (not a nested <summary>). */
+function foldButton(label, target) {
+  const b = h("button", { type: "button", class: "tool-label tool-fold", "aria-expanded": "true", "aria-controls": target.id },
+    h("span", { class: "fold-caret", "aria-hidden": "true" }, "▾"), label);
+  b.addEventListener("click", () => {
+    const open = b.getAttribute("aria-expanded") !== "true";
+    b.setAttribute("aria-expanded", String(open));
+    b.firstChild.textContent = open ? "▾" : "▸";
+    target.hidden = !open;
+  });
+  return b;
+}
+
 export class ToolCallRow {
   constructor() {
+    const id = ++rows;
     this.name = h("span", { class: "tool-name" });
+    this.preview = h("code", { class: "tool-preview", hidden: true });
+    this.spinner = h("span", { class: "tool-spinner", "aria-hidden": "true", hidden: true });
     this.badge = h("span", { class: "tool-state" });
+    // The clock while it runs is for the eye only: a summary's name changing every
+    // second would be read out again and again.
+    this.elapsed = h("span", { class: "tool-elapsed", "aria-hidden": "true", hidden: true });
+    this.exit = h("span", { class: "chip exit-chip", hidden: true });
     this.time = h("span", { class: "tool-time" });
-    this.args = h("pre", { class: "tool-pre" });
-    this.out = h("pre", { class: "tool-pre" });
-    this.outWrap = h("div", { class: "tool-section" }, h("div", { class: "tool-label" }, "Output"), this.out);
+    this.args = h("pre", { class: "tool-pre", id: `tool-args-${id}` });
+    this.out = h("pre", { class: "tool-pre tool-out", id: `tool-out-${id}` });
+    this.more = h("button", { type: "button", class: "ghost tool-more", hidden: true, "aria-controls": this.out.id,
+                              "aria-expanded": "false", onclick: () => this._toggleAll() });
+    this.footer = h("div", { class: "tool-footer hint", hidden: true });
+    const outBody = h("div", { class: "tool-out-body", id: `tool-outbody-${id}` }, this.out, this.more, this.footer);
+    this.outWrap = h("div", { class: "tool-section" }, foldButton("Output", outBody), outBody);
+    const argsBody = h("div", { id: `tool-argsbody-${id}` }, this.args);
+    this.edited = h("span", { class: "chip edited-chip", hidden: true, title: "You changed the arguments before allowing the call: these are what ran" }, "edited by you");
     this.el = h("details", { class: "tool-call" },
-      h("summary", {}, h("span", { class: "tool-icon", "aria-hidden": "true" }, "⚙"), this.name, this.badge, this.time),
-      h("div", { class: "tool-section" }, h("div", { class: "tool-label" }, "Arguments"), this.args),
+      h("summary", {}, h("span", { class: "tool-icon", "aria-hidden": "true" }, "⚙"), this.name, this.preview,
+        this.spinner, this.badge, this.exit, this.elapsed, this.time),
+      h("div", { class: "tool-section" }, foldButton("Arguments", argsBody), this.edited, argsBody),
       this.outWrap);
     this.key = "";
+    this.showAll = false;
+    this.output = "";
+    this.startedAt = null;
+    this.timer = 0;
   }
 
   update(call, result) {
     const output = call.output ?? result?.content ?? null;
     const ok = call.ok ?? (result ? !(result.status === "error") : undefined);
     const merged = { ...call, output, ok: call.ok ?? (result ? ok : undefined) };
-    const key = [call.name, (call.arguments || "").length, merged.ok, call.state, output?.length, call.durationMs].join("|");
+    const key = [call.name, call.arguments?.length ?? 0, call.arguments === this.argsShown, merged.ok, call.state,
+      output?.length, call.durationMs, !!call.edited].join("|");
     if (key === this.key) return;
     this.key = key;
     const [cls, label] = stateOf(merged);
     this.el.dataset.state = cls;
+    const live = cls === "run";
+    this.el.toggleAttribute("data-live", live);
     this.name.textContent = call.name || "tool";
     this.badge.textContent = label;
-    this.time.textContent = call.durationMs != null ? `${(call.durationMs / 1000).toFixed(call.durationMs < 10000 ? 2 : 1)} s` : "";
+    this.spinner.hidden = !live;
+    const command = call.name === "shell" ? shellCommand(call.arguments) : "";
+    this.preview.hidden = !command;
+    this.preview.textContent = command.split("\n")[0];
+    if (command) this.preview.title = command;
+    this.argsShown = call.arguments;
     this.args.textContent = prettyJson(call.arguments) || "(no arguments)";
-    this.outWrap.hidden = output === null || output === undefined;
-    this.out.textContent = typeof output === "string" ? output : prettyJson(output);
+    this.edited.hidden = !call.edited;
+    this._clock(live ? call.state : null);
+
+    const text = output === null || output === undefined ? null : typeof output === "string" ? output : prettyJson(output);
+    const footer = call.name === "shell" ? shellFooter(text) : null;
+    const chip = exitChip(footer);
+    this.exit.hidden = !chip;
+    // A command that ran says how it ended with its exit code: "ok" beside "exit 2" would only confuse.
+    this.badge.hidden = !!chip && cls === "ok";
+    if (chip) {
+      this.exit.textContent = chip.text;
+      this.exit.className = `chip exit-chip ${chip.ok ? "ok" : "bad"}`;
+      this.exit.title = footer.line;
+    }
+    const ms = call.durationMs ?? footer?.ms ?? null;
+    this.time.textContent = ms != null && !live ? formatDuration(ms) : "";
+    this.outWrap.hidden = text === null;
+    this.footer.hidden = !footer || footer.how === "exit";
+    this.footer.textContent = footer && footer.how !== "exit" ? footer.note.replace(/^./, (c) => c.toUpperCase()) + "." : "";
+    this.output = footer ? footer.body : text ?? "";
+    this._drawOutput();
+  }
+
+  _drawOutput() {
+    const cut = truncateOutput(this.output);
+    this.more.hidden = !cut;
+    if (cut) {
+      this.more.textContent = this.showAll ? "Show less" : `Show all ${cut.totalLines} lines`;
+      this.more.setAttribute("aria-expanded", String(this.showAll));
+      if (!this.showAll) {
+        this.more.setAttribute("aria-label", `Show all ${cut.totalLines} lines (${cut.totalChars.toLocaleString()} characters) of the output`);
+      } else {
+        this.more.removeAttribute("aria-label");
+      }
+    }
+    const shown = (cut && !this.showAll ? `${cut.shown}\n…` : this.output) || "(no output)";
+    this.out.classList.toggle("cut", !!cut && !this.showAll);
+    this.out.classList.toggle("all", !!cut && this.showAll);
+    if (this.out.textContent !== shown) this.out.textContent = shown;
+  }
+
+  _toggleAll() {
+    this.showAll = !this.showAll;
+    this._drawOutput();
+  }
+
+  /** While the call is live, the seconds so far (one timer, only then). */
+  _clock(state) {
+    if (!state) {
+      this.startedAt = null;
+      this.phase = null;
+      this.elapsed.hidden = true;
+      clearTimeout(this.timer);
+      this.timer = 0;
+      return;
+    }
+    // The run is timed from when it started running (preparing is the model writing).
+    if (state !== this.phase) { this.phase = state; this.startedAt = performance.now(); }
+    if (!this.timer) this._tick();
+  }
+
+  _tick() {
+    this.timer = 0;
+    if (this.startedAt == null) return;
+    // A row dropped from the page stops its clock (it was connected once, or never will be).
+    if (!this.el.isConnected) {
+      this.away = (this.away || 0) + 1;
+      if (this.away > 5) return;
+    } else {
+      this.away = 0;
+      const s = Math.floor((performance.now() - this.startedAt) / 1000);
+      this.elapsed.hidden = s < 1;
+      const text = `${s} s`;
+      if (this.elapsed.textContent !== text) this.elapsed.textContent = text;
+    }
+    this.timer = setTimeout(() => this._tick(), 1000);
   }
 }

@@ -1,0 +1,182 @@
+"""The MCP servers of catalog.toml as turns and the API use them: one McpManager, kept equal to the table.
+
+`reload()` is called at start, after every change of the `mcp_server` table
+(an API write, or a saved edit of catalog.toml) and after a secret header value
+changes. Servers start on demand only: when a turn asks for their tools, or
+the API lists them. A server that cannot start is left out of the turn (the
+turn goes on without its tools) and its status says why.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
+from backend.catalog.mcp_file import secret_id
+from backend.core.tools import Tool
+from backend.store.db import db
+from backend.store.models import McpServer
+from backend.tools.mcp_config import McpError, McpServerConfig
+
+log = logging.getLogger(__name__)
+
+MAX_PARALLEL_STARTS = 8  # servers listed at once when a turn begins; each waits on the manager's loop
+
+
+@contextmanager
+def _connected():
+    """A database connection for this thread, without closing one a request already holds."""
+    if db.is_closed():
+        with db.connection_context():
+            yield
+    else:
+        yield
+
+
+class McpRuntime:
+    def __init__(self, keys):
+        self.keys = keys
+        self._manager_ = None  # made with the first configured server: the SDK is slow to import
+        self._reloading = threading.Lock()  # each reload reads the table inside it, so the last one wins
+        # Replaced whole by reload, so readers on other threads need no lock.
+        self._enabled: tuple[str, ...] = ()
+        self._unavailable: dict[str, str] = {}  # server id → why Numi will not start it
+        self._listed: dict[str, list[Tool]] = {}  # server id → its tools as last listed (settings screens)
+
+    @property
+    def _manager(self):
+        if self._manager_ is None:
+            from backend.tools.mcp_client import McpManager
+            self._manager_ = McpManager()
+        return self._manager_
+
+    # -- configuration ----------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Read every server from the table, resolve secret header values, adopt the set.
+
+        Unchanged servers keep running; changed ones restart on next use; removed
+        ones stop. A server whose secret header value is missing is not started
+        (it would only be refused by its host) and its status says which value.
+        """
+        with self._reloading, _connected():
+            rows = list(McpServer.select().order_by(McpServer.created_at, McpServer.id))
+            configs, unavailable = [], {}
+            for row in rows:
+                try:
+                    configs.append(self._config(row))
+                except McpError as exc:
+                    unavailable[row.id] = str(exc)
+                    log.warning("%s", exc)
+            if configs or self._manager_ is not None:
+                self._manager.configure(configs)
+            self._unavailable = unavailable
+            self._enabled = tuple(c.name for c in configs if c.enabled)
+
+    def _config(self, row: McpServer) -> McpServerConfig:
+        headers = dict(row.headers or {})
+        if row.enabled:  # a server that is off needs no secret, and a keyring prompt would be for nothing
+            for name in row.secret_headers or []:
+                value = self.keys.get(secret_id(row.id, name))
+                if value is None:
+                    available, reason = self.keys.status()
+                    why = "" if available else f" {reason}"
+                    raise McpError(f"The MCP server '{row.id}' cannot start: Numi has no value for its secret "
+                                   f"header '{name}'.{why} Set it in Settings → MCP servers.")
+                headers[name] = value
+        try:
+            return McpServerConfig(
+                name=row.id, transport=row.transport, command=row.command or "", args=tuple(row.args or ()),
+                env=dict(row.env or {}), cwd=os.path.expanduser(row.cwd) if row.cwd else None,
+                url=row.url or "", headers=headers, enabled=bool(row.enabled),
+                call_timeout=float(row.call_timeout))
+        except ValueError as exc:  # the catalog checks make this unreachable; say so rather than crash
+            raise McpError(str(exc)) from None
+
+    # -- for turns --------------------------------------------------------------------------
+
+    def tools(self) -> list[Tool]:
+        """The tools of every enabled server, each started on demand; one that fails is left out."""
+        servers = self._enabled
+        if not servers:
+            return []
+        with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_STARTS, len(servers)),
+                                thread_name_prefix="mcp-list") as pool:
+            listed = list(pool.map(self._tools_of, servers))
+        return [tool for tools in listed for tool in tools]
+
+    def _tools_of(self, server: str) -> list[Tool]:
+        try:
+            from backend.tools.mcp_client import mcp_tools
+            tools = mcp_tools(self._manager, server)
+            self._listed[server] = tools
+            return tools
+        except McpError as exc:
+            log.warning("MCP server %r left out of this turn: %s", server, exc)
+        except Exception:
+            log.exception("MCP server %r left out of this turn", server)
+        return []
+
+    def known_tools(self) -> list[Tool]:
+        """The enabled servers' tools as last listed, without starting anything."""
+        enabled = set(self._enabled)
+        return [t for server, tools in list(self._listed.items()) if server in enabled for t in tools]
+
+    # -- for the API ------------------------------------------------------------------------
+
+    def status(self, server_id: str) -> dict:
+        """{"state", "error"}; never starts the server."""
+        why = self._unavailable.get(server_id)
+        if why is not None:
+            return {"state": "unavailable", "error": why}
+        try:
+            return self._manager.status(server_id)
+        except McpError:  # in the table but not reloaded yet: it is not running either way
+            return {"state": "stopped", "error": None}
+
+    def list_tools(self, server_id: str) -> list[dict]:
+        """The server's tools as a turn would name them; starts it if needed, McpError when it cannot."""
+        self._known(server_id)
+        why = self._unavailable.get(server_id)
+        if why is not None:
+            raise McpError(why)
+        infos = self._manager.list_tools(server_id)
+        self._tools_of(server_id)  # so the approvals screen can offer a policy for each
+        return [{"name": name, "mcp_name": info.name, "description": info.description,
+                 "input_schema": info.input_schema, "fingerprint": info.fingerprint}
+                for name, info in zip(tool_names(server_id, infos), infos)]
+
+    def restart(self, server_id: str) -> dict:
+        """Stop it, forget a crash, start it again (when enabled); returns its status."""
+        if server_id in self._unavailable:
+            self.reload()  # its secret may have been set since: try with what the keyring holds now
+        self._known(server_id)
+        if server_id in self._unavailable:
+            return self.status(server_id)
+        return self._manager.restart(server_id)
+
+    def close(self) -> None:
+        """Stop every server; safe to call twice."""
+        if self._manager_ is not None:
+            self._manager_.close()
+
+    def _known(self, server_id: str) -> None:
+        # The table can be a step ahead of the manager (a saved edit whose reload is still on its way).
+        if server_id not in self._manager.servers() and server_id not in self._unavailable:
+            self.reload()
+
+
+def tool_names(server: str, infos) -> list[str]:
+    """The Numi names mcp_tools gives these tools, in the same order (its clash rule included)."""
+    from backend.tools.mcp_client import numi_tool_name
+
+    names, taken = [], set()
+    for info in infos:
+        name = numi_tool_name(server, info.name)
+        if name in taken:
+            name = numi_tool_name(server, info.name, salt="clash")
+        taken.add(name)
+        names.append(name)
+    return names
