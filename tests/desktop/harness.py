@@ -89,7 +89,7 @@ class Numi:
     def __init__(self, session: Session, data_dir: Path, args: tuple[str, ...] = ()):
         self.session, self.data_dir = session, data_dir
         env = {**session.env, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-               "NO_AT_BRIDGE": "1", "PYTHONUNBUFFERED": "1"}
+               "NO_AT_BRIDGE": "1", "PYTHONUNBUFFERED": "1", "NUMI_TOOL_PLUGINS": "tests.tool_plugin"}
         self.started = time.monotonic()
         self.proc = subprocess.Popen([sys.executable, "-m", "desktop.main", "--data-dir", str(data_dir), *args],
                                      cwd=ROOT, env=env, stdin=subprocess.DEVNULL,

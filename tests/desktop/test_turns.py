@@ -76,6 +76,14 @@ def test_close_to_tray_notification_and_quit_while_running(session, tmp_path):
             # The window is hidden, so the finished turn raised a native notification...
             numi.wait_line(rf"notification shown for chat {chat_id}", after=mark)
             assert int(session.dunst("count", "displayed").strip() or 0) >= 1
+            # ...and so does a turn that waits for the person's approval.
+            asked_mark = len(numi.lines)
+            fake.enqueue([S.tool_call(0, "c1", "guarded", '{"text": "x"}')], [S.text("Done.")])
+            sock.send(type="send", request_id="r1b", content="use the tool")
+            ask = sock.until("approval_required")
+            numi.wait_line(rf"notification shown for chat {chat_id}", after=asked_mark)
+            sock.send(type="approve", approval_id=ask["approval_id"], decision="allow")
+            sock.until("turn_end", status="completed")
             # ...and clicking it (its default action) opens that chat in the window.
             session.dunst("action", "0")
             numi.wait_line(rf"opening chat {chat_id}", after=mark)
@@ -83,6 +91,7 @@ def test_close_to_tray_notification_and_quit_while_running(session, tmp_path):
             session.dunst("close-all")  # closed notifications move to dunst's history
             history = json.loads(session.dunst("history"))["data"][0]
             assert any(n["summary"]["data"] == "Desk test" for n in history)
+            assert any("Waiting for your approval to run guarded" in n["body"]["data"] for n in history)
 
             # Quit from the tray while a turn runs asks first; declining keeps everything going.
             fake.enqueue([S.text("Partial "), S.hang()])
