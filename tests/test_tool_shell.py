@@ -324,3 +324,15 @@ def test_rule_matches_exactly_one_command_line():
     assert not rule_matches("", "")
     # A rule that could never have been stored matches nothing, not even itself.
     assert not rule_matches("ls | sh", "ls | sh")
+
+
+def test_commands_do_not_see_secrets_or_numis_settings(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "not-a-real-key")
+    monkeypatch.setenv("GITHUB_TOKEN", "not-a-real-token")
+    monkeypatch.setenv("NUMI_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("HARMLESS_SETTING", "kept")
+    result = run_command("env", tmp_path, timeout=10, output_cap=100_000, cancel=CancelToken())
+    assert result.exit_code == 0
+    assert "HARMLESS_SETTING=kept" in result.output and "PATH=" in result.output
+    for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "NUMI_DATA_DIR"):
+        assert name not in result.output

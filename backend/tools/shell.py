@@ -151,8 +151,21 @@ def _duration(ms: int) -> str:
 
 # --- the process ---------------------------------------------------------------------
 
+# Secrets stay with Numi: a command the model wrote must not find the person's keys in its
+# environment (OPENAI_API_KEY and the like, Numi's own settings), whatever it prints.
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+
+
+def command_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a command runs with: this process's, without secrets and Numi's own variables."""
+    env = dict(os.environ if env is None else env)
+    return {k: v for k, v in env.items()
+            if not k.upper().startswith("NUMI_") and not any(w in k.upper() for w in _SECRET_WORDS)}
+
+
 def _spawn(command: str, cwd: Path) -> subprocess.Popen:
-    common = dict(cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    common = dict(cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                  env=command_env())
     if _WINDOWS:  # untested here; CTRL_BREAK and taskkill /T need the group of its own
         return subprocess.Popen(command, shell=True, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,
                                 **common)
