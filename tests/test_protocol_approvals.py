@@ -196,3 +196,14 @@ def test_an_approval_pending_when_the_process_dies_leaves_an_interrupted_turn(se
     assert sock.until("turn_end")["status"] == "completed"
     sent = setup.fake.requests[-1].body["messages"]
     assert sent[-1]["role"] == "tool" and "did not run" in sent[-1]["content"]
+
+
+def test_approvals_routes_refuse_unknown_chats_and_malformed_rules(setup):
+    assert setup.api.get("/api/approvals?chat_id=c_nope").status == 404
+    chat = setup.chat(title="t")
+    for body in ({"chat_id": chat}, {"chat_id": chat, "rule": "shell"}, {"rule": {"tool": "shell"}},
+                 {"chat_id": chat, "rule": {"command": "ls"}}):
+        r = setup.api.request("DELETE", "/api/approvals/rules", body)
+        assert r.status == 422 and "rule" in r.body["error"]["fields"], (body, r.body)
+    r = setup.api.request("DELETE", "/api/approvals/rules", {"chat_id": "c_nope", "rule": {"tool": "shell"}})
+    assert r.status == 404
