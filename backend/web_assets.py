@@ -6,12 +6,16 @@ never change while the app runs. So every file is also served under
 `/v/<version>/…`, where the version is a hash of the whole web/ folder: those
 answers are cacheable forever (`immutable`), relative imports stay inside the
 versioned prefix, and a new build gets a new prefix. index.html itself is never
-cached; it names the current prefix and preloads the whole module graph, so even
-a first load fetches the modules in parallel instead of level by level.
+cached; it names the current prefix and preloads the modules the page imports at
+start (the static import graph of its entry scripts), so even a first load fetches
+them in parallel instead of level by level. Modules loaded with `import()` (screens
+a chat's first paint does not need, the Markdown libraries) are left to load later.
 """
 from __future__ import annotations
 
 import hashlib
+import posixpath
+import re
 from pathlib import Path
 
 from flask import Flask, Response, request, send_from_directory
@@ -24,10 +28,11 @@ PRELOAD_MARK = "<!--{{PRELOAD}}-->"
 # into the page, so it applies before the first paint without a blocking script.
 THEME_COOKIE = "numi_theme"
 THEMES = ("light", "dark")
-# The module graph: what the page imports at start, or lazily for the first reply.
-MODULE_DIRS = ("app", "js")
-LAZY_MODULES = ("vendor/marked/marked.esm.js", "vendor/dompurify/purify.es.js",
-                "vendor/highlight/highlight.min.js")
+# The modules index.html loads; what they import statically is preloaded.
+ENTRY_MODULES = ("app/early.js", "app/main.js")
+# `import … from "./x.js"` / `export … from "./x.js"` at the start of a line (the UI's
+# modules write every static import that way; `import("…")` is dynamic and left out).
+STATIC_IMPORT = re.compile(r'^(?:import|export)\b[^;"\']*?\bfrom\s*"(\.{1,2}/[^"]+)"', re.M)
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 
@@ -49,13 +54,24 @@ class WebAssets:
         return digest.hexdigest()[:12]
 
     def _modules(self) -> list[str]:
-        found = [p.relative_to(self.dir).as_posix() for d in MODULE_DIRS
-                 for p in sorted((self.dir / d).rglob("*.js"))]
-        return found + [m for m in LAZY_MODULES if (self.dir / m).is_file()]
+        """The static import graph of the entry scripts, entries first (web/-relative paths)."""
+        seen: list[str] = []
+        todo = list(ENTRY_MODULES)
+        while todo:
+            name = todo.pop(0)
+            path = self.dir / name
+            if name in seen or name.startswith("../") or not path.is_file():
+                continue
+            seen.append(name)
+            for spec in STATIC_IMPORT.findall(path.read_text(encoding="utf-8")):
+                todo.append(posixpath.normpath(posixpath.join(posixpath.dirname(name), spec)))
+        return seen
 
     def _index(self) -> str:
         html = (self.dir / "index.html").read_text(encoding="utf-8")
-        links = "\n  ".join(f'<link rel="modulepreload" href="{self.prefix}/{m}">' for m in self._modules())
+        # The entries have their own <script> tags.
+        links = "\n  ".join(f'<link rel="modulepreload" href="{self.prefix}/{m}">'
+                            for m in self._modules() if m not in ENTRY_MODULES)
         return html.replace(PRELOAD_MARK, links).replace(ASSETS_MARK, self.prefix)
 
     def page(self) -> Response:

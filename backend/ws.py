@@ -41,7 +41,7 @@ START_GRACE_S = 1.0
 # this much time has passed since the last lets coalesce() merge what arrives
 # meanwhile, so the client parses and applies one frame where it would have had
 # ten. At ordinary rates (deltas further apart than this) nothing waits.
-TEXT_PACE_S = float(os.environ.get("NUMI_WS_TEXT_PACE_MS", "8")) / 1000
+TEXT_PACE_S = float(os.environ.get("NUMI_WS_TEXT_PACE_MS", "16")) / 1000
 TEXT_TYPES = ("content", "reasoning")
 
 

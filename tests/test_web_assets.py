@@ -20,9 +20,12 @@ def test_page_names_the_versioned_prefix_and_preloads_the_module_graph(api):
     assert "{{" not in html
     prefix = re.search(r'src="(/v/[0-9a-f]{12})/app/main\.js"', html).group(1)
     preloads = re.findall(r'<link rel="modulepreload" href="([^"]+)">', html)
+    assert f'<script type="module" async src="{prefix}/app/early.js"></script>' in html
     assert f"{prefix}/app/views/chat.js" in preloads
-    assert f"{prefix}/js/markdown.js" in preloads
-    assert f"{prefix}/vendor/marked/marked.esm.js" in preloads
+    assert f"{prefix}/js/reducer.js" in preloads
+    # Loaded with import() after start, not preloaded: a screen and the Markdown libraries.
+    for lazy in ("app/views/settings.js", "js/markdown.js", "vendor/marked/marked.esm.js"):
+        assert f"{prefix}/{lazy}" not in preloads, lazy
     # Every preloaded module exists and is cached for good under its version.
     for href in preloads:
         f = api.get(href)
@@ -75,3 +78,21 @@ def test_the_picked_theme_is_written_into_the_page(api):
     # Only the two themes: anything else in the cookie is ignored, never echoed.
     odd = api.get("/", headers={"Cookie": 'numi_theme="><script>'}).body.decode()
     assert "data-theme" not in odd and '"><script>' not in odd
+
+
+def test_preloads_are_the_static_import_graph_of_the_entry_scripts(tmp_path):
+    web = tmp_path / "web"
+    (web / "app" / "views").mkdir(parents=True)
+    (web / "js").mkdir()
+    (web / "index.html").write_text('<head><!--{{PRELOAD}}--></head>')
+    (web / "app" / "main.js").write_text(
+        'import {\n  a,\n  b,\n} from "./views/a.js";\n'
+        'const later = () => import("./views/later.js");\n'
+        '// import { no } from "./commented.js" is not at the start of a line\n')
+    (web / "app" / "views" / "a.js").write_text('export { b } from "../../js/b.js";\nexport const a = 1;\n')
+    (web / "js" / "b.js").write_text('import { a } from "../app/views/a.js";\nexport const b = a;\n')  # a cycle
+    (web / "app" / "views" / "later.js").write_text('import { zz } from "./only-later.js";\n')
+    (web / "app" / "commented.js").write_text("")
+    html = WebAssets(web).index_html
+    preloads = re.findall(r'<link rel="modulepreload" href="/v/[0-9a-f]{12}/([^"]+)">', html)
+    assert preloads == ["app/views/a.js", "js/b.js"]

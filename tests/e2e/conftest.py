@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.ui import CHROMIUM
+from tests.e2e.ui import CHROMIUM, CHROMIUM_ARGS
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # Auto-waiting `expect(...)` timeout: generous for a loaded CI machine, never hit when things work.
 EXPECT_TIMEOUT_MS = 15_000
 

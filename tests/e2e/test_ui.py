@@ -151,6 +151,74 @@ def test_send_and_watch_it_stream(page, setup):
     shot(page, "05-answer")
 
 
+RICH_REPLY = """## Plan
+
+A paragraph with **bold**, `code`, a [link](https://example.com/a) and *emphasis*
+that wraps onto a second line.
+
+- first item
+- second item with `code`
+  - nested under the second
+
+  a second paragraph of the second item
+- third item
+
+1. one
+2. two
+
+```python
+def f(x):
+    return x * 2
+```
+
+> a quoted line
+> and its continuation
+
+| a | b |
+| --- | --- |
+| 1 | 2 |
+
+---
+
+Text after the rule, &amp; an entity. <b>raw</b> inline HTML.
+
+```
+an unnamed block
+```
+
+Closing words."""
+
+# The reply's Markdown as the page shows it: every block, across the pieces it was drawn in.
+BLOCKS_JS = """(el) => {
+  const body = el.querySelector('.msg-body');
+  if (body.querySelector('.md-pending')) return null;  // history still being drawn
+  return [...body.querySelectorAll(':scope > .md-head > .md-chunk > *, :scope > .md-tail > *')]
+    .map((n) => n.outerHTML).join('\\n');
+}"""
+
+
+def test_a_streamed_reply_is_drawn_as_the_saved_one_is(page, setup):
+    """Streamed in 3-character deltas (cutting through every marker), the reply's blocks end
+    up exactly as the same text drawn from history after a reload."""
+    chat = setup.chat(title="E2E markdown")
+    deltas = [RICH_REPLY[i:i + 3] for i in range(0, len(RICH_REPLY), 3)]
+    setup.fake.enqueue([S.delay(0.004)] + [S.text(d) for d in deltas])
+    open_chat(page, setup.server, chat, "E2E markdown")
+    send(page, "Show me everything")
+    reply = replies(page).last
+    expect(reply).to_have_attribute("data-status", "complete")
+    assert setup.messages(chat)[-1]["content"] == RICH_REPLY
+    expect(reply.locator("table td").last).to_have_text("2")
+    live = reply.evaluate(BLOCKS_JS)
+    page.reload()
+    wait_chat_ready(page, "E2E markdown")
+    reply = replies(page).last
+    expect(reply.locator(".code-wrap")).to_have_count(2)
+    wait_until(lambda: reply.evaluate(BLOCKS_JS) is not None, "the history drawn")
+    assert live == reply.evaluate(BLOCKS_JS)
+    assert "<table>" in live and "<blockquote>" in live and "<ul>" in live and "<ol>" in live
+
+
 # --- 3. reload mid-stream --------------------------------------------------------
 
 def test_reload_mid_stream_shows_every_word_once(page, setup):

@@ -8,6 +8,12 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 CHROMIUM = "/usr/bin/chromium"
+# Headless Chromium is the whole browser: each new page also starts its omnibox popup,
+# a web page of its own that takes as much CPU as Numi's page while that loads (seen in
+# a trace; Puppeteer turns it off for the same reason). Numi's window has no omnibox.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
 
 

@@ -15,15 +15,20 @@ const listeners = new Set();
 /** Called with every ApiError (main.js shows the sign-in banner on 401). */
 export function onApiError(fn) { listeners.add(fn); }
 
-export async function api(method, path, body) {
+export function api(method, path, body) {
   const init = { method, credentials: "same-origin", headers: {} };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
+  return answer(fetch(path, init));
+}
+
+/** The JSON of a fetch already under way (early.js starts some before this module loads). */
+export async function answer(response) {
   let res;
   try {
-    res = await fetch(path, init);
+    res = await response;
   } catch {
     const e = new ApiError(0, { error: { code: "offline", message: "Numi's backend is not answering. Is it still running?" } });
     listeners.forEach((fn) => fn(e));

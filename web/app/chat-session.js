@@ -3,37 +3,21 @@
 // resulting state; nothing here touches the DOM.
 
 import { initialState, applyEvent, loadHistory, localSend } from "../js/reducer.js";
-import { get } from "./api.js";
+import { get, answer } from "./api.js";
 import { ChatSocket } from "./socket.js";
 import { schedule } from "./store.js";
 import { randomId } from "./dom.js";
 import { takeStagedAttachments } from "./attachments.js";
-
-// Messages per history page. `?pagesize=N` (5–200) in the page address overrides it,
-// so tests can page through a long chat without writing hundreds of rows.
-const PAGE = (() => {
-  const n = Number(new URLSearchParams(location.search).get("pagesize"));
-  return Number.isInteger(n) && n >= 5 && n <= 200 ? n : 50;
-})();
+import { PAGE, chatPaths, takeEarly } from "./early.js";
 
 // Paging back to a message a search found takes the server's largest pages.
 const JUMP_PAGE = 200;
 const saved = (m) => typeof m.id === "number" || /^\d+$/.test(String(m.id));
 
-// A chat named in the address is fetched while the app loads its own data (models,
-// settings, the chat list), not after: opening it then costs one round trip less.
-let early = null;
-
-export function prefetch(chatId) {
-  early = { chatId, data: fetchChat(chatId) };
-  early.data.catch(() => {}); // open() reports it
-}
-
+/** A chat and its newest page: read at start by early.js when the address named it. */
 function fetchChat(chatId) {
-  return Promise.all([
-    get(`/api/chats/${encodeURIComponent(chatId)}`),
-    get(`/api/chats/${encodeURIComponent(chatId)}/messages?limit=${PAGE}`),
-  ]);
+  const early = takeEarly(chatId);
+  return Promise.all(early ? early.map(answer) : chatPaths(chatId).map(get));
 }
 
 export class ChatSession {
@@ -53,9 +37,7 @@ export class ChatSession {
 
   async open() {
     try {
-      const data = early?.chatId === this.chatId ? early.data : fetchChat(this.chatId);
-      early = null;
-      const [chat, page] = await data;
+      const [chat, page] = await fetchChat(this.chatId);
       if (this.closed) return;
       this.chat = chat;
       this.state = loadHistory(this.state, page.items, page.has_more);

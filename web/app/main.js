@@ -10,19 +10,14 @@ import { loadMarkdown } from "./markdown-loader.js";
 import { holdUntil } from "./render-queue.js";
 import { reloadCatalog } from "./catalog.js";
 import { apply as applyTheme, toggleTheme } from "./theme.js";
-import { ChatSession, prefetch } from "./chat-session.js";
+import { ChatSession } from "./chat-session.js";
 import { Sidebar } from "./views/sidebar.js";
 import { ChatView } from "./views/chat.js";
-import { SettingsView } from "./views/settings.js";
-import { FirstRunView } from "./views/firstrun.js";
 import { mountToasts, toast } from "./views/toast.js";
-import { openShortcuts, openChatSettings } from "./views/dialogs.js";
 import { installShortcuts } from "./shortcuts.js";
-import { openSearch } from "./views/search.js";
 import { organiseActions, refreshFolders } from "./organise.js";
 import { ChatBanner } from "./views/chat-banner.js";
-import { TrashView } from "./views/trash.js";
-import { ArchiveView } from "./views/archive.js";
+import { screens, warm } from "./lazy.js";
 
 const root = document.getElementById("app");
 const mainEl = h("main", { class: "main", id: "main" });
@@ -88,8 +83,11 @@ const actions = {
   open(id) { go(chatPath(id)); },
   settings() { closeSidebar(); go("/settings"); },
   toggleTheme() { toggleTheme(); schedule(); },
-  help: openShortcuts,
-  search() { openSearch((item) => actions.openAt(item.chat_id, item.message_id)); },
+  async help() { (await screens.dialogs()).openShortcuts(); },
+  async search() {
+    const { openSearch } = await screens.search();
+    openSearch((item) => actions.openAt(item.chat_id, item.message_id));
+  },
 
   /** Open a chat at one of its messages (a search result). */
   openAt(chatId, messageId) {
@@ -163,9 +161,11 @@ const actions = {
     } catch (err) { toast(err.message); }
   },
 
-  openChatSettings() {
+  async openChatSettings() {
     const s = app.session;
-    if (s?.chat) openChatSettings(s.chat, (chat) => s.setChat(chat));
+    if (!s?.chat) return;
+    const { openChatSettings } = await screens.dialogs();
+    if (app.session === s) openChatSettings(s.chat, (chat) => s.setChat(chat));
   },
   closeSidebar() { closeSidebar(); },
   openSidebar() {
@@ -229,6 +229,17 @@ function showNewChat() {
   focusComposer();
 }
 
+/** A lazily loaded screen's module for `route`, or null: it failed, or the person moved on. */
+async function screen(name, route) {
+  try {
+    const mod = await screens[name]();
+    return app.route === route ? mod : null;
+  } catch {
+    toast("Part of Numi's window could not be loaded. Reload the window to try again.", { ms: 8000 });
+    return null;
+  }
+}
+
 async function show(route) {
   app.route = route;
   closeSidebar();
@@ -237,9 +248,12 @@ async function show(route) {
     app.session = null;
   }
   if (route.name === "settings") {
-    setView(new SettingsView({ close: () => history.length > 1 ? history.back() : go("/") }));
+    const mod = await screen("settings", route);
+    if (mod) setView(new mod.SettingsView({ close: () => history.length > 1 ? history.back() : go("/") }));
   } else if (route.name === "trash" || route.name === "archive") {
-    setView(route.name === "trash" ? new TrashView(actions) : new ArchiveView(actions));
+    const mod = await screen(route.name, route);
+    if (!mod) return;
+    setView(route.name === "trash" ? new mod.TrashView(actions) : new mod.ArchiveView(actions));
     view.focus();
   } else if (route.name === "chat") {
     if (app.session) return schedule();
@@ -260,7 +274,8 @@ async function show(route) {
       view.reveal(messageId);
     }
   } else if (app.providers && !app.providers.length) {
-    setView(new FirstRunView({ done: () => { setView(new ChatView(null, actions)); view.focus(); } }));
+    const mod = await screen("firstRun", route);
+    if (mod) setView(new mod.FirstRunView({ done: () => { setView(new ChatView(null, actions)); view.focus(); } }));
   } else {
     setView(newChatView());
     focusComposer();
@@ -322,10 +337,10 @@ async function start() {
   });
   const listed = Promise.race([ready, new Promise((resolve) => setTimeout(resolve, LIST_WAIT_MS))])
     .then(() => (listRead ??= readList()));
-  // A chat in the address opens at once, alongside the app's own data: its text
-  // shows as written until the Markdown module is in (render-queue holds it).
+  // A chat in the address opens at once (early.js has asked for it), alongside the
+  // app's own data: its text shows as written until the Markdown module is in
+  // (render-queue holds it).
   const first = parseRoute();
-  if (first.name === "chat") prefetch(first.chatId);
   onRoute(show);
   const shown = first.name === "chat" ? show(first) : null;
   // Evaluating the Markdown libraries takes the main thread for a while: a chat opened
@@ -336,6 +351,9 @@ async function start() {
   await Promise.allSettled([markdown, reloadCatalog(), listed]);
   // First run or a new chat: that depends on the providers, so it waits for them.
   await (shown ?? show(parseRoute()));
+  // The screens left out of the start, loaded while nothing else is going on.
+  if (window.requestIdleCallback) requestIdleCallback(warm, { timeout: 3000 });
+  else setTimeout(warm, 50);
   // A window that slept may have missed frames without its socket noticing yet.
   document.addEventListener("visibilitychange", () => { if (!document.hidden) refreshChats(); });
 }

@@ -5,8 +5,9 @@ import { get, post, patch, del } from "./api.js";
 import { app, schedule, setFolders, setChats, applyChatFrame } from "./store.js";
 import { go, chatPath } from "./router.js";
 import { toast } from "./views/toast.js";
-import { openFolderDialog, openMoveDialog, confirmSheet } from "./views/folders.js";
+import { screens } from "./lazy.js";
 
+const confirm = async (what) => (await screens.folders()).confirmSheet(what);
 const NO_DRAFT = Object.freeze({ folderId: null, temporary: false });
 const enc = encodeURIComponent;
 
@@ -51,7 +52,8 @@ function listChanged(chat) {
 export function organiseActions(hooks) {
   const actions = {
     // -- folders ------------------------------------------------------------------
-    newFolder() {
+    async newFolder() {
+      const { openFolderDialog } = await screens.folders();
       openFolderDialog(null, async (body) => {
         const folder = await post("/api/folders", body);
         await refreshFolders();
@@ -59,9 +61,10 @@ export function organiseActions(hooks) {
       });
     },
 
-    editFolder(id) {
+    async editFolder(id) {
       const folder = app.folders.find((f) => f.id === id);
       if (!folder) return;
+      const { openFolderDialog } = await screens.folders();
       openFolderDialog(folder, async (body) => {
         await patch(`/api/folders/${enc(id)}`, body);
         await refreshFolders();
@@ -73,7 +76,7 @@ export function organiseActions(hooks) {
       const folder = app.folders.find((f) => f.id === id);
       if (!folder) return;
       const n = folder.chat_count;
-      const ok = await confirmSheet({
+      const ok = await confirm({
         title: "Delete folder?",
         message: `“${folder.name}” will be deleted. ` + (n === 0 ? "There are no chats in it."
           : n === 1 ? "Its chat stays, outside any folder, with the settings it started with."
@@ -97,8 +100,9 @@ export function organiseActions(hooks) {
       else go("/");
     },
 
-    moveChat(id) {
+    async moveChat(id) {
       const chat = chatOf(id);
+      const { openMoveDialog } = await screens.folders();
       openMoveDialog(chat, async (folderId, newName) => {
         if (newName) {
           folderId = (await post("/api/folders", { name: newName })).id;
@@ -165,7 +169,7 @@ export function organiseActions(hooks) {
     },
 
     async purge(id, title) {
-      const ok = await confirmSheet({
+      const ok = await confirm({
         title: "Delete forever?",
         message: `“${title || "New chat"}” and all its messages will be deleted for good. This cannot be undone.`,
         confirm: "Delete forever",
@@ -179,7 +183,7 @@ export function organiseActions(hooks) {
     },
 
     async emptyTrash(count) {
-      const ok = await confirmSheet({
+      const ok = await confirm({
         title: "Empty the trash?",
         message: `${count == null ? "Every chat" : count === 1 ? "The chat" : `All ${count} chats`} in the trash will be deleted for good. This cannot be undone.`,
         confirm: "Empty trash",

@@ -2,9 +2,11 @@
 //   #/c/<chat_id>  a chat     #/settings  settings     #/ (or empty)  a new, unsaved chat
 //   #/archive  archived chats     #/trash  deleted chats
 
+import { CHAT_ROUTE } from "./early.js";
+
 export function parseRoute(hash = location.hash) {
   const path = hash.replace(/^#/, "") || "/";
-  let m = path.match(/^\/c\/([^/?#]+)$/);
+  let m = path.match(CHAT_ROUTE);
   if (m) return { name: "chat", chatId: decodeURIComponent(m[1]) };
   if (path === "/settings") return { name: "settings" };
   if (path === "/archive" || path === "/trash") return { name: path.slice(1) };

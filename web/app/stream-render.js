@@ -26,6 +26,9 @@ const TAIL_MS = 100;
 const PLAIN = /^[^\n\r`*_~\[\]<>&\\!|:@#]*$/;
 const PLAIN_PARENTS = new Set(["P", "LI", "H1", "H2", "H3", "H4", "H5", "H6", "TD", "TH"]);
 const OPEN_FENCE = /^ {0,3}(`{3,}|~{3,})([^\n]*)/;
+// The marker between finished and open text in a joint render (_finishWithTail).
+const CUT_ID = Array.from(crypto.getRandomValues(new Uint32Array(2)), (n) => n.toString(36)).join("");
+const MARK = `<div data-cut="${CUT_ID}"></div>`;
 
 function closesFence(text, marker) {
   for (const line of text.split("\n").slice(1)) {
@@ -79,8 +82,48 @@ export class StreamRenderer {
     const text = this.text;
     const cuts = safeCuts(text, this.stable);
     const end = this.final ? text.length : cuts.length ? cuts[cuts.length - 1] : this.stable;
+    if (end > this.stable && !defer && this._finishWithTail(end, cuts)) return;
     if (end > this.stable) this._finish(end, cuts, defer);
     this._drawTail();
+  }
+
+  /**
+   * The usual live flush — a block or two finished, more text open after them — in one
+   * Markdown render instead of two: the finished text, a marker, the open text. Each
+   * render has a fixed cost (the sanitizer parses into a document of its own) that a
+   * fast stream would otherwise pay twice every flush. The marker sits at a cut, where
+   * a block must start anyway, so both sides render as they would alone; its attribute
+   * holds a value the page drew at random, which a model cannot write. False when this
+   * flush is not such a case (the caller then does it in two).
+   */
+  _finishWithTail(end, cuts) {
+    const open = this.text.slice(end);
+    if (this.final || !open || !hasMarkdown() || held() || end - this.stable > SYNC) return false;
+    const fence = open.match(OPEN_FENCE);
+    if (fence && !closesFence(open, fence[1])) return false; // drawn as code as it comes
+    const pieceStart = this.piece ? this.pieceStart : this.stable;
+    // One piece must take all of it: a piece that would close on the way needs two.
+    if (cuts.some((c) => c > this.stable && c < end && c - pieceStart >= PIECE)) return false;
+    const nodes = markdownNodes(`${this.text.slice(this.stable, end)}${MARK}\n\n${open}`);
+    const mark = [...nodes.childNodes].find((n) => n.nodeName === "DIV" && n.getAttribute("data-cut") === CUT_ID);
+    if (!mark) return false;
+    const done = document.createDocumentFragment();
+    while (nodes.firstChild !== mark) done.append(nodes.firstChild);
+    mark.remove();
+    if (!this.piece) {
+      this.piece = document.createElement("div");
+      this.piece.className = "md-chunk";
+      this.pieceStart = this.stable;
+      this.head.append(this.piece);
+    }
+    this.piece.append(done);
+    if (end - this.pieceStart >= PIECE) this.piece = null;
+    this.stable = end;
+    this.openCode = null;
+    this.tail.replaceChildren(nodes);
+    this.tail.classList.remove("plain");
+    this._notePlainEnd(open);
+    return true;
   }
 
   _drawTail() {
@@ -97,8 +140,16 @@ export class StreamRenderer {
       return;
     }
     fillMarkdown(this.tail, open);
-    // Where the next plain words may go without parsing again: the last text, when it
-    // ends a block (a paragraph, an item, a heading or a cell), not a link or emphasis.
+    this._notePlainEnd(open);
+  }
+
+  /**
+   * Where the next plain words may go without parsing again (the tail was just drawn
+   * from `open`): its last text, when it ends a block (a paragraph, an item, a heading
+   * or a cell), not a link or emphasis.
+   */
+  _notePlainEnd(open) {
+    this.drawn = null;
     const last = lastText(this.tail);
     if (last && PLAIN_PARENTS.has(last.parentNode.nodeName) && !/\s$/.test(open)) {
       this.drawn = { node: last, from: this.stable, length: open.length };

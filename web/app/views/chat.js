@@ -153,7 +153,14 @@ export class ChatView {
     // Skip the frame when none of the inputs changed (compared by identity).
     const parts = [state, s?.connection, s?.chat, s?.loaded, s?.loadError, s?.loadingOlder, app.models, app.settings, this.dismissedNotice, this.target];
     if (this.lastParts && parts.every((p, i) => p === this.lastParts[i])) return;
+    const textOnly = this._textOnly(parts);
     this.lastParts = parts;
+    if (textOnly) {
+      // Most frames of a streaming reply: only its text grew. That bubble alone is patched.
+      textOnly.view.update(textOnly.msg, textOnly.view.lastCtx);
+      if (!this.pin && this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+      return;
+    }
 
     this._renderHeader();
     if (!s) {
@@ -205,6 +212,35 @@ export class ChatView {
     runFor(FIRST_PAINT_BUDGET_MS);
     if (this.target != null) this._showTarget();
     if (!this.pin && this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  /**
+   * {view, msg} when the only change since the last frame is the text (or reasoning) of
+   * one message already shown, with everything else in the state and the frame's other
+   * inputs the same objects; else null. Compared by identity, so it costs a few checks.
+   */
+  _textOnly(parts) {
+    const last = this.lastParts;
+    if (!last || !last[0] || !parts[0]) return null;
+    for (let i = 1; i < parts.length; i++) if (parts[i] !== last[i]) return null;
+    const before = last[0];
+    const now = parts[0];
+    for (const k in now) if (k !== "messages" && k !== "lastEventId" && now[k] !== before[k]) return null;
+    const a = before.messages;
+    const b = now.messages;
+    if (a.length !== b.length) return null;
+    let at = -1;
+    for (let i = 0; i < b.length; i++) {
+      if (a[i] === b[i]) continue;
+      if (at >= 0) return null;
+      at = i;
+    }
+    if (at < 0) return null;
+    const msg = b[at];
+    const old = a[at];
+    for (const k in msg) if (k !== "content" && k !== "reasoning" && msg[k] !== old[k]) return null;
+    const view = this.views.get(msg.id);
+    return view && view.msg === old && view.lastCtx ? { view, msg } : null;
   }
 
   /** The composer is told only when its inputs change (each write costs a style pass). */

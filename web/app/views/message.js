@@ -48,6 +48,14 @@ function thoughtLabel(ms) {
   return s < 60 ? `Thought for ${s} s` : `Thought for ${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
+/** `b` is `a` with other text (content or reasoning): every other field the same object. */
+function onlyTextDiffers(a, b) {
+  if (!a) return false;
+  for (const k in b) if (k !== "content" && k !== "reasoning" && a[k] !== b[k]) return false;
+  for (const k in a) if (!(k in b)) return false;
+  return true;
+}
+
 export class MessageView {
   /** @param actions {{edit(id, text), regenerate(id), continueReply(), canAct(): boolean}} */
   constructor(msg, actions) {
@@ -90,16 +98,29 @@ export class MessageView {
 
   /** ctx: {busy, lastAssistant, toolResults: Map(callId → tool message)} */
   update(msg, ctx) {
-    const sig = [msg.status, msg.content?.length, msg.role === "assistant" && modelLabel(msg.modelId || ctx.chatModel), msg.reasoning?.length, msg.toolCalls?.length,
+    // Everything the bubble shows but its text: while only the text grows (a streaming
+    // reply, every frame), only the text is drawn.
+    const sig = [msg.status, !!msg.content, msg.role === "assistant" && modelLabel(msg.modelId || ctx.chatModel), !!msg.reasoning, msg.toolCalls?.length,
       (msg.toolCalls || []).map((c) => `${c.state}${c.ok}${c.output?.length}${ctx.waiting?.has(c.id)}${c.arguments?.length}${!!c.edited}`).join(","),
       !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing, !!ctx.steer?.has(msg.id), !!ctx.turnOver].join("|");
+    const sameText = this.msg && msg.content === this.msg.content && msg.reasoning === this.msg.reasoning;
     this.lastCtx = ctx;
     if (msg === this.msg && sig === this.sig) return;
+    const textOnly = sig === this.sig && msg.role === "assistant" && onlyTextDiffers(this.msg, msg);
     this.msg = msg;
     this.sig = sig;
     if (this.editing) return; // keep the editor as the person left it
-    if (msg.role === "assistant") this._updateAssistant(msg, ctx);
+    if (textOnly) {
+      if (!sameText) this._updateText(msg);
+    } else if (msg.role === "assistant") this._updateAssistant(msg, ctx);
     else this._updatePlain(msg, ctx);
+  }
+
+  _updateText(msg) {
+    const streaming = msg.status === "streaming";
+    this.renderer.update(msg.content || "", !streaming);
+    this._timeReasoning(msg, streaming);
+    this._updateReasoning(msg.reasoning || "", streaming && !msg.content);
   }
 
   _updateAssistant(msg, ctx) {
@@ -109,10 +130,8 @@ export class MessageView {
     setIf(this.el.dataset, "status", msg.status || "");
     setIf(this.meta, "textContent", [modelLabel(msg.modelId || ctx.chatModel), STATUS_TEXT[msg.status]].filter(Boolean).join(" · "));
     setIf(this.body, "ariaBusy", streaming ? "true" : "false");
-    this.renderer.update(msg.content || "", !streaming);
     setIf(this.body, "hidden", !msg.content && !streaming);
-    this._timeReasoning(msg, streaming);
-    this._updateReasoning(msg.reasoning || "", streaming && !msg.content);
+    this._updateText(msg);
     this._updateTools(msg.toolCalls || [], ctx.toolResults, ctx.waiting, ctx.turnOver);
     const err = errorText(msg.error);
     setIf(this.error, "hidden", !err);
@@ -158,7 +177,7 @@ export class MessageView {
   }
 
   _updateReasoning(text, thinking) {
-    this.reasoning.hidden = !text;
+    setIf(this.reasoning, "hidden", !text);
     const label = thinking ? "Thinking…" : thoughtLabel(thoughtMs.get(this.id));
     if (text === this.reasoningShown && label === this.reasoningLabel) return;
     this.reasoningLabel = label;
