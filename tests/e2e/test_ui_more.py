@@ -235,3 +235,24 @@ def test_controls_are_labelled_and_dialogs_return_focus(page, setup):
     expect(page.locator(".settings")).to_be_visible()
     expect(page.locator(".settings select").first).to_be_visible()
     assert page.evaluate(UNLABELLED) == []
+
+
+def test_a_screen_that_cannot_load_says_so_and_the_chat_stays(page, setup):
+    """Settings is loaded on first use (web/app/lazy.js). When its module cannot be read,
+    a toast says what to do, the window goes back to the chat, and the rest works."""
+    chat = setup.chat(title="E2E lazy")
+    page.route(re.compile(r".*/app/views/settings\.js$"), lambda route: route.abort())
+    open_chat(page, setup.server, chat, "E2E lazy")
+    page.get_by_role("button", name=re.compile("^Settings")).first.click()
+    expect(page.locator(".toast", has_text="could not be loaded. Reload the window")).to_be_visible()
+    # Back in the chat, live again: a reply streams into it.
+    expect(page).to_have_url(re.compile(rf"#/c/{chat}$"))
+    wait_chat_ready(page, "E2E lazy")
+    setup.fake.enqueue(S.reply("Still here."))
+    page.locator(".composer-input").fill("Are you there?")
+    page.locator(".composer-input").press("Enter")
+    expect(page.locator("article.msg.assistant[data-status=complete]")).to_contain_text("Still here.")
+    # Nothing else broke: the shortcuts sheet (another lazily loaded module) opens.
+    page.evaluate("document.activeElement.blur()")  # "?" in the message box is text
+    page.keyboard.press("?")
+    expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()

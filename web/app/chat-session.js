@@ -10,6 +10,9 @@ import { randomId } from "./dom.js";
 import { takeStagedAttachments } from "./attachments.js";
 import { PAGE, chatPaths, takeEarly } from "./early.js";
 
+// The events that append text, and the message field they append to.
+const TEXT_FIELDS = { content: "content", reasoning: "reasoning" };
+let textGens = 0; // a record's generation: never reused, so a stale one is never mistaken
 // Paging back to a message a search found takes the server's largest pages.
 const JUMP_PAGE = 200;
 const saved = (m) => typeof m.id === "number" || /^\d+$/.test(String(m.id));
@@ -33,6 +36,8 @@ export class ChatSession {
     this.connection = "connecting";
     this.socket = null;
     this.closed = false;
+    // Text the last events appended, per "<message id>:<field>" (see textSince).
+    this.appended = new Map();
   }
 
   async open() {
@@ -69,7 +74,11 @@ export class ChatSession {
 
   onEvent(event) {
     const wasRunning = this.running;
-    this.state = applyEvent(this.state, event);
+    const before = this.state;
+    this.state = applyEvent(before, event);
+    // Any other event may change a message some other way: the records start over.
+    if (TEXT_FIELDS[event.type]) this._noteText(before, event, TEXT_FIELDS[event.type]);
+    else this.appended.clear();
     if (event.type === "turn_start" && event.user_message_id != null) this._dropAfter(event.user_message_id);
     if (event.type === "title_update" && event.title) this.hooks.onTitle?.(this.chatId, event.title);
     if (this.running !== wasRunning || event.type === "turn_end") this.hooks.onActivity?.(this.chatId, this.running);
@@ -80,6 +89,46 @@ export class ChatSession {
       this._refreshTail();
     }
     schedule();
+  }
+
+  /**
+   * Keep what a text event appended, so the view can draw just that (textSince) instead
+   * of slicing the whole message text each frame. Anything but a plain append of the
+   * event's delta (a message started over, a replay) starts the record afresh.
+   */
+  _noteText(before, event, field) {
+    const id = event.message_id ?? this.state.turn?.messageId;
+    const now = this.state.messages.find((m) => m.id === id);
+    if (!now) return;
+    const key = `${id}:${field}`;
+    const old = before.messages.find((m) => m.id === id);
+    const rec = this.appended.get(key);
+    const delta = typeof event.delta === "string" ? event.delta : "";
+    if (rec && old && rec.end === old[field].length && old[field].length + delta.length === now[field].length) {
+      if (delta) rec.parts.push(delta);
+      rec.end = now[field].length;
+    } else {
+      this.appended.set(key, { gen: ++textGens, start: now[field].length, end: now[field].length, parts: [] });
+    }
+  }
+
+  /**
+   * The text appended to message `id`'s `field` after offset `from`, when the record
+   * (generation `gen`, as this returned or textGen gave) covers it; else null and the
+   * caller draws the whole text. What is returned is dropped from the record.
+   */
+  textSince(id, field, gen, from) {
+    const rec = this.appended.get(`${id}:${field}`);
+    if (!rec || rec.gen !== gen || from < rec.start || from > rec.end) return null;
+    const text = rec.parts.join("").slice(from - rec.start);
+    rec.parts = [];
+    rec.start = rec.end;
+    return text;
+  }
+
+  /** The record's generation for `id`'s `field` now (0 when there is none). */
+  textGen(id, field) {
+    return this.appended.get(`${id}:${field}`)?.gen ?? 0;
   }
 
   /**

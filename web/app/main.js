@@ -236,6 +236,8 @@ async function screen(name, route) {
     return app.route === route ? mod : null;
   } catch {
     toast("Part of Numi's window could not be loaded. Reload the window to try again.", { ms: 8000 });
+    // Back to where the person was (its view was already let go), or to a new chat.
+    if (app.route === route) history.length > 1 ? history.back() : go("/");
     return null;
   }
 }

@@ -55,6 +55,9 @@ export class StreamRenderer {
     this._reset();
   }
 
+  /** How much of the text is shown (or waiting for the next flush). */
+  get length() { return this.text.length; }
+
   /** Show `text`; `done` means it is complete (the whole of it is then kept). */
   update(text, done) {
     if (text === this.text && done === this.final) return;
@@ -62,13 +65,30 @@ export class StreamRenderer {
     if (!this._extends(text) || (this.final && !done)) this._reset();
     const fresh = this.text === "";
     this.text = text;
+    this.open = text.slice(this.stable);
     this.final = done;
     // A reply first seen complete (history) is drawn through the queue.
     if (done) return this._flush(fresh);
+    this._grown();
+  }
+
+  /**
+   * The streaming path: `added` follows the text shown so far. Nothing here reads
+   * the whole text, only the open part after the last cut: a long reply's text is
+   * never copied again per frame (slicing a string built by appends copies all of it).
+   */
+  append(added) {
+    if (!added || this.final) return;
+    this.text += added;
+    this.open += added;
+    this._grown();
+  }
+
+  _grown() {
     // Plain words go onto the open tail at once. Anything else waits for the next
-    // flush, at most every TAIL_MS: a fast model then costs twenty parses a second
-    // (and twenty sanitizer runs, each with its own fixed cost), not one per frame.
-    if (this._appendPlain(text.slice(this.stable))) return;
+    // flush, at most every TAIL_MS: a fast model then costs ten parses a second
+    // (and ten sanitizer runs, each with its own fixed cost), not one per frame.
+    if (this._appendPlain(this.open)) return;
     const wait = TAIL_MS - (performance.now() - this.tailAt);
     if (wait <= 0) this._flush(false);
     else if (!this.timer) this.timer = setTimeout(() => this._flush(false), wait);
@@ -79,9 +99,9 @@ export class StreamRenderer {
     clearTimeout(this.timer);
     this.timer = null;
     this.tailAt = performance.now();
-    const text = this.text;
-    const cuts = safeCuts(text, this.stable);
-    const end = this.final ? text.length : cuts.length ? cuts[cuts.length - 1] : this.stable;
+    const base = this.stable;
+    const cuts = safeCuts(this.open, 0).map((c) => c + base);
+    const end = this.final ? this.text.length : cuts.length ? cuts[cuts.length - 1] : base;
     if (end > this.stable && !defer && this._finishWithTail(end, cuts)) return;
     if (end > this.stable) this._finish(end, cuts, defer);
     this._drawTail();
@@ -97,14 +117,14 @@ export class StreamRenderer {
    * flush is not such a case (the caller then does it in two).
    */
   _finishWithTail(end, cuts) {
-    const open = this.text.slice(end);
+    const open = this.open.slice(end - this.stable);
     if (this.final || !open || !hasMarkdown() || held() || end - this.stable > SYNC) return false;
     const fence = open.match(OPEN_FENCE);
     if (fence && !closesFence(open, fence[1])) return false; // drawn as code as it comes
     const pieceStart = this.piece ? this.pieceStart : this.stable;
     // One piece must take all of it: a piece that would close on the way needs two.
     if (cuts.some((c) => c > this.stable && c < end && c - pieceStart >= PIECE)) return false;
-    const nodes = markdownNodes(`${this.text.slice(this.stable, end)}${MARK}\n\n${open}`);
+    const nodes = markdownNodes(`${this.open.slice(0, end - this.stable)}${MARK}\n\n${open}`);
     const mark = [...nodes.childNodes].find((n) => n.nodeName === "DIV" && n.getAttribute("data-cut") === CUT_ID);
     if (!mark) return false;
     const done = document.createDocumentFragment();
@@ -119,6 +139,7 @@ export class StreamRenderer {
     this.piece.append(done);
     if (end - this.pieceStart >= PIECE) this.piece = null;
     this.stable = end;
+    this.open = open;
     this.openCode = null;
     this.tail.replaceChildren(nodes);
     this.tail.classList.remove("plain");
@@ -127,7 +148,7 @@ export class StreamRenderer {
   }
 
   _drawTail() {
-    const open = this.text.slice(this.stable);
+    const open = this.open;
     if (this._appendPlain(open)) return;
     this.drawn = null;
     if (!open) {
@@ -204,6 +225,7 @@ export class StreamRenderer {
       start = at;
       if (closes) this.piece = null;
     }
+    this.open = this.open.slice(end - this.stable);
     this.stable = end;
   }
 
@@ -215,7 +237,7 @@ export class StreamRenderer {
       this.pieceStart = from;
       this.head.append(this.piece);
     }
-    const raw = this.text.slice(from, to);
+    const raw = this.open.slice(from - this.stable, to - this.stable); // _finish moves stable after
     // Until the Markdown module is in, history waits for it (showing its text).
     deferred ||= held();
     if (!deferred) {
@@ -254,6 +276,7 @@ export class StreamRenderer {
     this.head.replaceChildren();
     this.tail.replaceChildren();
     this.text = "";
+    this.open = ""; // text[stable:], kept on its own so the streaming path never slices `text`
     this.stable = 0; // the head holds text[0:stable]; a cut, so outside any fence
     this.final = false;
     this.piece = null; // the last piece while it may still grow

@@ -88,6 +88,8 @@ export class ChatView {
       edit: (id, text) => session.edit(id, text),
       regenerate: (id) => session.regenerate(id),
       continueReply: () => session.continueReply(),
+      textGen: (id, field) => session.textGen(id, field),
+      textSince: (id, field, gen, from) => session.textSince(id, field, gen, from),
     };
   }
 

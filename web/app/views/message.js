@@ -66,6 +66,7 @@ export class MessageView {
     this.sig = "";
     this.editing = false;
     this.toolRows = new Map();
+    this.textGens = {}; // per field, the session's record the drawn text follows (_added)
     this.el = h("article", { class: `msg ${msg.role}`, dataset: { id: String(msg.id) }, "aria-labelledby": `msg-meta-${++seq}` });
     if (msg.role === "assistant") this._buildAssistant();
     else this._buildPlain();
@@ -118,9 +119,28 @@ export class MessageView {
 
   _updateText(msg) {
     const streaming = msg.status === "streaming";
-    this.renderer.update(msg.content || "", !streaming);
+    const added = this._added(msg, "content", this.renderer.length);
+    if (added != null) this.renderer.append(added);
+    else this.renderer.update(msg.content || "", !streaming);
     this._timeReasoning(msg, streaming);
-    this._updateReasoning(msg.reasoning || "", streaming && !msg.content);
+    this._updateReasoning(msg.reasoning || "", streaming && !msg.content,
+      this._added(msg, "reasoning", this.reasoningShown.length));
+  }
+
+  /**
+   * What the session's events appended to `field` after offset `from` (what is drawn),
+   * or null when that is not known for certain: then the whole text is drawn. While a
+   * reply streams this keeps each frame to the new text (chat-session.js textSince).
+   */
+  _added(msg, field, from) {
+    const a = this.actions;
+    if (msg.status !== "streaming" || !a.textGen) return null;
+    const gen = a.textGen(msg.id, field);
+    const known = this.textGens[field];
+    this.textGens[field] = gen;
+    if (!gen || gen !== known) return null;
+    const added = a.textSince(msg.id, field, gen, from);
+    return added != null && from + added.length === (msg[field] || "").length ? added : null;
   }
 
   _updateAssistant(msg, ctx) {
@@ -176,15 +196,18 @@ export class MessageView {
     }
   }
 
-  _updateReasoning(text, thinking) {
+  /** @param added what was appended to the shown text, when known (else null) */
+  _updateReasoning(text, thinking, added = null) {
     setIf(this.reasoning, "hidden", !text);
     const label = thinking ? "Thinking…" : thoughtLabel(thoughtMs.get(this.id));
-    if (text === this.reasoningShown && label === this.reasoningLabel) return;
+    if ((added === "" || (added == null && text === this.reasoningShown)) && label === this.reasoningLabel) return;
     this.reasoningLabel = label;
     if (!text) return;
-    this.reasoningSummary.textContent = label;
+    setIf(this.reasoningSummary, "textContent", label);
     // Append only the new part: O(new text) while it streams.
-    if (text.startsWith(this.reasoningShown) && this.reasoningShown) {
+    if (added != null) {
+      if (added) this.reasoningText.append(added);
+    } else if (text.startsWith(this.reasoningShown) && this.reasoningShown) {
       const delta = text.slice(this.reasoningShown.length);
       if (delta) this.reasoningText.append(delta);
     } else {
