@@ -266,20 +266,21 @@ def delete_server(server_id):
     return "", 204
 
 
-@bp.get("/api/mcp/servers/<server_id>/tools")
-def list_tools(server_id):
+def _on_process(server_id: str, action):
+    """`action(server_id)` on a configured server's process; a failure there is a 502 with its sentence."""
     _server(server_id)
     try:
-        return _mcp().list_tools(server_id)
+        return action(server_id)
     except McpError as exc:
         raise ApiError(502, "mcp_unavailable", str(exc)) from None
+
+
+@bp.get("/api/mcp/servers/<server_id>/tools")
+def list_tools(server_id):
+    return _on_process(server_id, _mcp().list_tools)
 
 
 @bp.post("/api/mcp/servers/<server_id>/restart")
 def restart(server_id):
-    _server(server_id)
-    try:
-        return _mcp().restart(server_id)
-    except McpError as exc:
-        raise ApiError(502, "mcp_unavailable", str(exc)) from None
+    return _on_process(server_id, _mcp().restart)
 

@@ -21,7 +21,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, open_chat, sign_in, wait_chat_ready
+from tests.e2e.ui import CHROMIUM, open_chat, send, sign_in, wait_chat_ready
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(
@@ -197,12 +197,6 @@ def assert_modal_dialog(a11y: A11y, name: str) -> None:
 
 
 # --- helpers ------------------------------------------------------------------------
-
-def send(page, text: str) -> None:
-    box = page.locator(".composer-input")
-    box.fill(text)
-    box.press("Enter")
-
 
 def reply(page):
     return page.locator("article.msg.assistant").last

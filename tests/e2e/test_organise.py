@@ -12,7 +12,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, shot, sign_in, wait_chat_ready
+from tests.e2e.ui import CHROMIUM, send, shot, sign_in, wait_chat_ready
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(
@@ -26,12 +26,6 @@ def row(page, chat_id: str):
 
 def folder(page, folder_id: str):
     return page.locator(f'.chat-list .folder[data-folder-id="{folder_id}"]')
-
-
-def send(page, text: str) -> None:
-    box = page.locator(".composer-input")
-    box.fill(text)
-    box.press("Enter")
 
 
 def open_chat_id(page) -> str:

@@ -20,23 +20,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, open_chat, shot, sign_in, wait_chat_ready, wait_until
+from tests.e2e.ui import CHROMIUM, open_chat, replies, send, shot, sign_in, wait_chat_ready, wait_until
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(CHROMIUM),
     reason=f"browser tests need Chromium at {CHROMIUM} (apt-get install -y --no-install-recommends chromium); "
            "CI installs it")
-
-
-def send(page, text: str) -> None:
-    box = page.locator(".composer-input")
-    box.fill(text)
-    box.press("Enter")
-
-
-def replies(page):
-    return page.locator("article.msg.assistant")
 
 
 def tool_rows(setup, chat_id) -> list[str]:

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, open_chat, shot, sign_in, wait_chat_ready, wait_until
+from tests.e2e.ui import CHROMIUM, open_chat, replies, send, shot, sign_in, wait_chat_ready, wait_until
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(
@@ -31,16 +31,6 @@ def tokens(n: int, start: int = 0) -> list[str]:
 
 def words(text: str) -> list[str]:
     return text.split()
-
-
-def send(page, text: str) -> None:
-    box = page.locator(".composer-input")
-    box.fill(text)
-    box.press("Enter")
-
-
-def replies(page):
-    return page.locator("article.msg.assistant")
 
 
 def user_msgs(page):

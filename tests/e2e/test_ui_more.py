@@ -256,3 +256,15 @@ def test_a_screen_that_cannot_load_says_so_and_the_chat_stays(page, setup):
     page.evaluate("document.activeElement.blur()")  # "?" in the message box is text
     page.keyboard.press("?")
     expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
+
+
+def test_a_chat_address_that_names_no_chat_says_so(page, setup):
+    """The chat in the address is read before the app has loaded (web/app/early.js); a
+    chat that does not exist is reported in the view with the server's sentence, and the
+    rest of the window works."""
+    setup.chat(title="E2E other")
+    sign_in(page, setup.server, "/c/c_0000000000000000")
+    expect(page.get_by_role("heading", name="This chat could not be opened")).to_be_visible()
+    expect(page.locator(".chat .empty")).to_contain_text("No chat with that id. It may have been deleted.")
+    page.get_by_role("link", name="E2E other").click()
+    wait_chat_ready(page, "E2E other")

@@ -30,6 +30,17 @@ def sign_in(page, server, route: str = "") -> None:
     page.wait_for_load_state("networkidle")
 
 
+def send(page, text: str) -> None:
+    """Type `text` into the message box and press Enter."""
+    box = page.locator(".composer-input")
+    box.fill(text)
+    box.press("Enter")
+
+
+def replies(page):
+    return page.locator("article.msg.assistant")
+
+
 def open_chat(page, server, chat_id: str, title: str) -> None:
     """Sign in and open a chat (made with `title`); return once its history is shown and its socket is open."""
     sign_in(page, server, f"/c/{chat_id}")

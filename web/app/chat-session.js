@@ -10,8 +10,8 @@ import { randomId } from "./dom.js";
 import { takeStagedAttachments } from "./attachments.js";
 import { PAGE, chatPaths, takeEarly } from "./early.js";
 
-// The events that append text, and the message field they append to.
-const TEXT_FIELDS = { content: "content", reasoning: "reasoning" };
+// The events that append text, each to the message field of its own name.
+const TEXT_EVENTS = new Set(["content", "reasoning"]);
 let textGens = 0; // a record's generation: never reused, so a stale one is never mistaken
 // Paging back to a message a search found takes the server's largest pages.
 const JUMP_PAGE = 200;
@@ -77,7 +77,7 @@ export class ChatSession {
     const before = this.state;
     this.state = applyEvent(before, event);
     // Any other event may change a message some other way: the records start over.
-    if (TEXT_FIELDS[event.type]) this._noteText(before, event, TEXT_FIELDS[event.type]);
+    if (TEXT_EVENTS.has(event.type)) this._noteText(before, event, event.type);
     else this.appended.clear();
     if (event.type === "turn_start" && event.user_message_id != null) this._dropAfter(event.user_message_id);
     if (event.type === "title_update" && event.title) this.hooks.onTitle?.(this.chatId, event.title);

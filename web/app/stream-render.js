@@ -130,13 +130,7 @@ export class StreamRenderer {
     const done = document.createDocumentFragment();
     while (nodes.firstChild !== mark) done.append(nodes.firstChild);
     mark.remove();
-    if (!this.piece) {
-      this.piece = document.createElement("div");
-      this.piece.className = "md-chunk";
-      this.pieceStart = this.stable;
-      this.head.append(this.piece);
-    }
-    this.piece.append(done);
+    this._openPiece(this.stable).append(done);
     if (end - this.pieceStart >= PIECE) this.piece = null;
     this.stable = end;
     this.open = open;
@@ -229,14 +223,20 @@ export class StreamRenderer {
     this.stable = end;
   }
 
-  /** Append text[from:to] to the open piece (opening one if none is). */
-  _add(from, to, deferred) {
+  /** The piece text goes into now: the open one, else a new one starting at `from`. */
+  _openPiece(from) {
     if (!this.piece) {
       this.piece = document.createElement("div");
       this.piece.className = "md-chunk";
       this.pieceStart = from;
       this.head.append(this.piece);
     }
+    return this.piece;
+  }
+
+  /** Append text[from:to] to the open piece (opening one if none is). */
+  _add(from, to, deferred) {
+    this._openPiece(from);
     const raw = this.open.slice(from - this.stable, to - this.stable); // _finish moves stable after
     // Until the Markdown module is in, history waits for it (showing its text).
     deferred ||= held();
