@@ -122,6 +122,21 @@ describe("applyEvent", () => {
     assert.equal(s.messages[0].content, "hi");
   });
 
+  test("a reply re-sent over its saved text is marked replayed; a live one is not", () => {
+    const saved = { id: 2, role: "assistant", content: "The answer.", reasoning: "Let me think.", status: "complete",
+                    tool_calls: [], created_at: 1 };
+    let s = loadHistory(initialState("c"), [{ id: 1, role: "user", content: "q", status: "complete" }, saved], false);
+    s = applyEvent(s, ev(1, "turn_start", { user_message_id: 1, continue_message_id: null }));
+    s = applyEvent(s, ev(2, "reasoning", { delta: "Let me think.", message_id: 2 }));
+    const replay = s.messages.find((m) => m.id === 2);
+    assert.equal(replay.replayed, true);
+    assert.equal(replay.reasoning, "Let me think.");
+    assert.equal(replay.content, "");
+    let live = applyEvent(initialState("c"), ev(1, "turn_start", { user_message_id: 1, continue_message_id: null }));
+    live = applyEvent(live, ev(2, "reasoning", { delta: "Hmm.", message_id: 2 }));
+    assert.ok(!live.messages.find((m) => m.id === 2).replayed);
+  });
+
   test("a new epoch restarts the ids", () => {
     let s = applyEvent(initialState("c"), ev(50, "title_update", { turn_id: null, title: "A" }));
     s = applyEvent(s, { ...ev(1, "title_update", { turn_id: null, title: "B" }), epoch: "e2" });

@@ -464,7 +464,10 @@ function touchMessage(state, id, turnId) {
     return upsertMessage(next, newMessage(id, "assistant", { modelId: turn?.modelId ?? null }));
   }
   if (!ours) return next;
-  return updateMessage(next, id, (m) => ({ ...m, content: "", reasoning: "", status: STREAMING, error: null }));
+  // Text it already had (history, or a reply being continued) is being sent again:
+  // `replayed` tells the view this is not a reply it watched from its start.
+  return updateMessage(next, id, (m) => ({ ...m, content: "", reasoning: "", status: STREAMING, error: null,
+    replayed: m.replayed || m.status === "complete" || !!m.content || !!m.reasoning }));
 }
 
 function appendText(state, e, field) {

@@ -184,6 +184,8 @@ export class MessageView {
   /** Live replies only: the clock starts when reasoning first shows while it streams. */
   _timeReasoning(msg, streaming) {
     if (thoughtMs.has(msg.id)) return;
+    // Events re-sent after a reload (the turn's replay) arrive in one burst: not a timing.
+    if (msg.replayed) { this.thinkStart = false; return; }
     if (this.thinkStart == null) {
       // Text already there when first seen (history, or a reload mid-reply): not timed.
       if (streaming && msg.reasoning && !msg.content) this.thinkStart = performance.now();
