@@ -79,6 +79,51 @@ def test_long_chat_loads_older_pages_when_scrolled_to_the_top(page, setup):
     assert texts == [x for i in range(30) for x in (f"q{i:02d}", f"a{i:02d}")]
 
 
+# Counts the chat's message bubbles after each change to the page (a MutationObserver
+# reports once per task that changed it), and the history pages the page asks for.
+DRAWN_SCRIPT = r"""
+(() => {
+  const seen = window.__drawn = {counts: [], pages: []};
+  const count = () => {
+    const n = document.querySelectorAll('.messages article.msg').length;
+    if (n && n !== seen.counts[seen.counts.length - 1]) seen.counts.push(n);
+  };
+  document.addEventListener('DOMContentLoaded', () =>
+    new MutationObserver(count).observe(document.body, {childList: true, subtree: true}));
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (e.name.includes('/messages')) seen.pages.push(e.name);
+  }).observe({type: 'resource', buffered: true});
+})();
+"""
+
+
+def test_a_long_chat_paints_its_newest_messages_first(page, setup):
+    chat = setup.chat(title="Drawn newest first")
+    fill_chat(setup, chat, 25)  # 50 messages; the page is 40
+    page.add_init_script(DRAWN_SCRIPT)
+    # Tall enough that the first bubbles drawn do not fill it.
+    page.set_viewport_size({"width": 1100, "height": 4200})
+    sign_in(page, setup.server)
+    page.goto(f"http://127.0.0.1:{setup.server.port}/?pagesize=40#/c/{chat}")
+    wait_chat_ready(page, "Drawn newest first")
+    expect(messages(page)).to_have_count(40)
+    texts = [t.strip() for t in page.locator(".messages article.msg .msg-body").all_text_contents()]
+    assert texts == [x for i in range(5, 25) for x in (f"q{i:02d}", f"a{i:02d}")]
+    # Two frames later (any older-page request the sentinel set off would be made by then).
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    drawn = page.evaluate("window.__drawn")
+    # The first paint had part of the page, its newest end; the rest went in above it
+    # over the next frames.
+    assert 0 < drawn["counts"][0] < 40 and drawn["counts"][-1] == 40, drawn
+    # Never fewer than before: the newest reply, re-sent on connecting, stays in place.
+    assert drawn["counts"] == sorted(drawn["counts"]), drawn
+    # While the page was being drawn the sentinel stayed hidden: no older page was asked
+    # for on its own (the first bubbles do not fill the view). The newest page is read
+    # again once the last turn, re-sent on connecting, has ended.
+    assert drawn["pages"] and not [p for p in drawn["pages"] if "before=" in p], drawn
+    expect(page.locator(".older")).to_be_visible()
+
+
 # --- 2. how long the model thought --------------------------------------------------
 
 def test_reasoning_says_how_long_the_model_thought(page, setup):

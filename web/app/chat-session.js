@@ -5,7 +5,7 @@
 import { initialState, applyEvent, loadHistory, localSend } from "../js/reducer.js";
 import { get, answer } from "./api.js";
 import { ChatSocket } from "./socket.js";
-import { schedule } from "./store.js";
+import { schedule, afterPaint } from "./store.js";
 import { randomId } from "./dom.js";
 import { takeStagedAttachments } from "./attachments.js";
 import { PAGE, chatPaths, takeEarly } from "./early.js";
@@ -38,6 +38,7 @@ export class ChatSession {
     this.closed = false;
     // Text the last events appended, per "<message id>:<field>" (see textSince).
     this.appended = new Map();
+    this.replaced = null;    // ids an edit or regenerate may have discarded (_noteReplaced)
   }
 
   async open() {
@@ -53,7 +54,12 @@ export class ChatSession {
       schedule();
       return;
     }
-    // Only now: resume's after_event_id must describe what the history already holds.
+    schedule();
+    // The history is drawn first; the socket's handshake and its first events would
+    // hold that frame back. Connected only now: resume's after_event_id must describe
+    // what the history already holds.
+    await afterPaint();
+    if (this.closed) return;
     this.socket = new ChatSocket(this.chatId, {
       lastEventId: () => this.state.lastEventId || 0,
       epoch: () => this.state.epoch,
@@ -79,7 +85,8 @@ export class ChatSession {
     // Any other event may change a message some other way: the records start over.
     if (TEXT_EVENTS.has(event.type)) this._noteText(before, event, event.type);
     else this.appended.clear();
-    if (event.type === "turn_start" && event.user_message_id != null) this._dropAfter(event.user_message_id);
+    if (event.type === "turn_start" && event.user_message_id != null) this._noteReplaced(event.user_message_id);
+    else if (this.replaced) this._dropReplaced(event.type === "turn_end");
     if (event.type === "title_update" && event.title) this.hooks.onTitle?.(this.chatId, event.title);
     if (this.running !== wasRunning || event.type === "turn_end") this.hooks.onActivity?.(this.chatId, this.running);
     // The saved rows carry what events do not (a reply's usage and timings, text sent
@@ -133,13 +140,25 @@ export class ChatSession {
 
   /**
    * An edit or regenerate restarts the chat from a user message and the server
-   * discards what followed; no event says so, so the turn_start of such a turn
-   * drops those rows here too (queued messages of this chat stay: they come later).
+   * discards what followed; no event says so. The rows after it (but queued messages:
+   * they come later) go once the turn shows it is such a turn: it writes a message
+   * that is not one of them, or ends without writing them. Until then they stay: a
+   * turn re-sent after a reload writes just those again, and dropping them first
+   * would take the newest reply off the screen and draw it again from nothing.
    */
-  _dropAfter(userMessageId) {
-    const keep = this.state.messages.filter((m) =>
-      !(Number(m.id) > Number(userMessageId)) || (m.role === "user" && m.status === "queued")
-      || this.state.turn?.messageIds?.includes(m.id));
+  _noteReplaced(userMessageId) {
+    const after = this.state.messages.filter((m) =>
+      Number(m.id) > Number(userMessageId) && !(m.role === "user" && m.status === "queued"));
+    this.replaced = after.length ? new Set(after.map((m) => m.id)) : null;
+    if (this.replaced) this._dropReplaced(false);
+  }
+
+  _dropReplaced(ended) {
+    const written = this.state.turn?.messageIds || [];
+    if (!ended && written.every((id) => this.replaced.has(id))) return;
+    const gone = this.replaced;
+    this.replaced = null;
+    const keep = this.state.messages.filter((m) => !gone.has(m.id) || written.includes(m.id));
     if (keep.length !== this.state.messages.length) this.state = { ...this.state, messages: keep };
   }
 

@@ -2,7 +2,7 @@
 // sidebar's and chat's actions to the API, and run the one render loop (store.js).
 import { h } from "./dom.js";
 import { get, post, patch, del, onApiError } from "./api.js";
-import { app, schedule, onRender, setChats, patchChatInList, applyChatFrame } from "./store.js";
+import { app, schedule, onRender, setChats, patchChatInList, applyChatFrame, afterPaint } from "./store.js";
 import { readIfOpen } from "../js/chat-list.js";
 import { AppSocket } from "./app-socket.js";
 import { parseRoute, onRoute, go, chatPath } from "./router.js";
@@ -269,7 +269,9 @@ async function show(route) {
       firstSend = null;
       session.send(text);
     }
-    focusComposer();
+    // After the chat's first frame: focus makes the browser compute the page's style
+    // and layout on the spot, which would hold that frame back.
+    afterPaint().then(() => { if (app.session === session) focusComposer(); });
     if (jumpTo?.chatId === route.chatId && app.session === session) {
       const { messageId } = jumpTo;
       jumpTo = null;
@@ -307,11 +309,6 @@ onRender(() => {
   banner?.render();
 });
 
-/** Resolves once the next frame has been painted. */
-function afterPaint() {
-  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
-}
-
 // How long start-up waits for the app socket before reading the chat list anyway.
 const LIST_WAIT_MS = 1500;
 
@@ -329,14 +326,6 @@ async function start() {
   const readList = () => Promise.allSettled([refreshChats(), refreshFolders()]);
   let socketReady;
   const ready = new Promise((resolve) => { socketReady = resolve; });
-  new AppSocket({
-    onReady: () => {
-      if (listRead) readList();
-      else listRead = readList();
-      socketReady();
-    },
-    onFrame: onAppFrame, shouldStop: () => app.signedOut,
-  });
   const listed = Promise.race([ready, new Promise((resolve) => setTimeout(resolve, LIST_WAIT_MS))])
     .then(() => (listRead ??= readList()));
   // A chat in the address opens at once (early.js has asked for it), alongside the
@@ -345,6 +334,15 @@ async function start() {
   const first = parseRoute();
   onRoute(show);
   const shown = first.name === "chat" ? show(first) : null;
+  // The app socket (and the list it has read) wait for that chat's first paint.
+  (shown ?? Promise.resolve()).then(() => new AppSocket({
+    onReady: () => {
+      if (listRead) readList();
+      else listRead = readList();
+      socketReady();
+    },
+    onFrame: onAppFrame, shouldStop: () => app.signedOut,
+  }));
   // Evaluating the Markdown libraries takes the main thread for a while: a chat opened
   // from the address is painted (as written) first, and formatted right after.
   const markdown = (shown ? shown.then(afterPaint) : Promise.resolve()).then(loadMarkdown);

@@ -33,6 +33,19 @@ export function schedule() {
   });
 }
 
+/**
+ * Resolves once the next frame has been painted, or after PAINT_WAIT_MS when no frame
+ * comes (a hidden window draws none): what can wait for the first paint waits here.
+ */
+export function afterPaint() {
+  return new Promise((resolve) => {
+    const done = () => { clearTimeout(timer); resolve(); };
+    const timer = setTimeout(done, PAINT_WAIT_MS);
+    requestAnimationFrame(() => setTimeout(done, 0));
+  });
+}
+const PAINT_WAIT_MS = 200;
+
 export function setChats(items, cursor, append = false) {
   const next = append ? appendPage(app.chats, items) : items;
   // A refresh that changes nothing (the usual case on window focus) draws nothing.

@@ -12,6 +12,9 @@ import { toast } from "./toast.js";
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
 // for what is on screen; the rest follows in later tasks.
 const FIRST_PAINT_BUDGET_MS = 30;
+// New bubbles built per frame, newest first: opening a chat paints the screenful at the
+// bottom first, and the rest of the page goes in above it over the next frames.
+const NEW_VIEWS_PER_FRAME = 16;
 
 /** The last part of a folder path, whatever the system's separator. */
 export function folderName(path) {
@@ -154,8 +157,8 @@ export class ChatView {
     const state = s?.state;
     // Skip the frame when none of the inputs changed (compared by identity).
     const parts = [state, s?.connection, s?.chat, s?.loaded, s?.loadError, s?.loadingOlder, app.models, app.settings, this.dismissedNotice, this.target];
-    if (this.lastParts && parts.every((p, i) => p === this.lastParts[i])) return;
-    const textOnly = this._textOnly(parts);
+    if (this.lastParts && !this.backlog && parts.every((p, i) => p === this.lastParts[i])) return;
+    const textOnly = this.backlog ? null : this._textOnly(parts);
     this.lastParts = parts;
     if (textOnly) {
       // Most frames of a streaming reply: only its text grew. That bubble alone is patched.
@@ -186,11 +189,13 @@ export class ChatView {
     this._renderPending(state);
     this._renderApprovals(state);
     this._renderNotice(state, s.running);
-    const olderKey = `${state.hasMore}|${!!s.loadingOlder}`;
+    // Older pages wait until this one is all drawn: a half-drawn page would show the sentinel.
+    const more = state.hasMore && !this.backlog;
+    const olderKey = `${more}|${!!s.loadingOlder}`;
     if (olderKey !== this.olderKey) {
       this.olderKey = olderKey;
-      this.older.hidden = !state.hasMore;
-      this.sentinel.hidden = !state.hasMore;
+      this.older.hidden = !more;
+      this.sentinel.hidden = !more;
       this.older.disabled = !!s.loadingOlder;
       this.older.textContent = s.loadingOlder ? "Loading…" : "Show earlier messages";
     }
@@ -303,11 +308,26 @@ export class ChatView {
     const order = state.messages.some((m) => m.status === "queued")
       ? [...state.messages.filter((m) => m.status !== "queued"), ...state.messages.filter((m) => m.status === "queued")]
       : state.messages;
+    // A tool result shows inside its call's row; only orphans get a bubble.
+    const inCall = (m) => m.role === "tool" && callIds.has(m.toolCallId);
+    const hasView = (m) => this.views.get(m.id)?.role === m.role;
+    // Messages before `from` that have no bubble yet wait for a later frame (a message
+    // searched for is drawn at once, with everything after it).
+    let from = 0;
+    if (this.target == null) {
+      let budget = NEW_VIEWS_PER_FRAME;
+      for (let i = order.length - 1; i >= 0; i--) {
+        if (inCall(order[i]) || hasView(order[i])) continue;
+        if (budget-- === 0) { from = i + 1; break; }
+      }
+    }
+    this.backlog = false;
     let prev = null;
     const live = new Set();
-    for (const m of order) {
-      // A tool result shows inside its call's row; only orphans get a bubble.
-      if (m.role === "tool" && callIds.has(m.toolCallId)) continue;
+    for (let i = 0; i < order.length; i++) {
+      const m = order[i];
+      if (inCall(m)) continue;
+      if (i < from && !hasView(m)) { this.backlog = true; continue; }
       let view = this.views.get(m.id);
       if (!view || view.role !== m.role) {
         view?.el.remove();
@@ -324,6 +344,7 @@ export class ChatView {
     for (const [id, view] of this.views) {
       if (!live.has(id)) { view.el.remove(); this.views.delete(id); }
     }
+    if (this.backlog) schedule();
   }
 
   _renderPending(state) {

@@ -218,7 +218,8 @@ export class Composer {
     if (a.state === "error") this._say(a.error);
   }
 
-  focus() { this.input.focus(); }
+  // The box is always on screen: nothing to scroll to, so focusing needs no layout.
+  focus() { this.input.focus({ preventScroll: true }); }
 
   /** opts: {running, queue: [{message_id, preview, steer}], disabled, note} */
   update({ running, queue, disabled, note }) {
