@@ -37,11 +37,12 @@ CLOSED_CHECK_S = 1.0
 # A socket that says nothing after connecting is sent live events after this long.
 START_GRACE_S = 1.0
 # Text frames go out at most this often (0: no limit). A model can write a thousand
-# deltas a second; a window draws sixty frames. Holding the next text frame until
-# this much time has passed since the last lets coalesce() merge what arrives
-# meanwhile, so the client parses and applies one frame where it would have had
-# ten. At ordinary rates (deltas further apart than this) nothing waits.
-TEXT_PACE_S = float(os.environ.get("NUMI_WS_TEXT_PACE_MS", "16")) / 1000
+# deltas a second; a window draws sixty frames, and text that grows thirty times a
+# second reads as continuous. Holding the next text frame until this much time has
+# passed since the last lets coalesce() merge what arrives meanwhile, so the client
+# parses and applies one frame where it would have had thirty. Text that follows a
+# pause longer than this (a reply's first words) goes out at once.
+TEXT_PACE_S = float(os.environ.get("NUMI_WS_TEXT_PACE_MS", "33")) / 1000
 TEXT_TYPES = ("content", "reasoning")
 
 

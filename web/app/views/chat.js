@@ -162,7 +162,7 @@ export class ChatView {
     this.lastParts = parts;
     if (textOnly) {
       // Most frames of a streaming reply: only its text grew. That bubble alone is patched.
-      textOnly.view.update(textOnly.msg, textOnly.view.lastCtx);
+      textOnly.view.updateText(textOnly.msg);
       if (!this.pin && this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
       return;
     }

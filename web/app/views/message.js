@@ -117,6 +117,24 @@ export class MessageView {
     else this._updatePlain(msg, ctx);
   }
 
+  /**
+   * The chat view found that only this message's text changed since the last frame (its
+   * other fields are the same objects, and so is everything else the bubble reads): the
+   * text alone is drawn, without working out the rest of the bubble again.
+   */
+  updateText(msg) {
+    const was = this.msg;
+    // Text appearing where there was none changes the rest of the bubble (its body, its
+    // Copy button): that is drawn the long way.
+    if (this.role !== "assistant" || this.editing || !onlyTextDiffers(was, msg)
+        || !msg.content !== !was.content || !msg.reasoning !== !was.reasoning) {
+      this.update(msg, this.lastCtx);
+      return;
+    }
+    this.msg = msg;
+    if (msg.content !== was.content || msg.reasoning !== was.reasoning) this._updateText(msg);
+  }
+
   _updateText(msg) {
     const streaming = msg.status === "streaming";
     const added = this._added(msg, "content", this.renderer.length);
