@@ -16,7 +16,8 @@ each new tab starts and that took as much CPU as Numi's page while it loaded, is
    server is stopped): time from navigation start to the first frame that shows the newest
    message (checked each frame by a rAF loop the page runs from an init script,
    performance.now()), and first-contentful-paint.
-   Target ≤ 300 ms (median of NUMI_BENCH_UI_OPENS runs, 3 by default).
+   Target ≤ 300 ms (median of NUMI_BENCH_UI_OPENS runs, 9 by default: single opens on a
+   shared 2-core machine vary by ±50 ms).
 3. An idle open chat for NUMI_BENCH_IDLE_S seconds (30): CPU (TaskDuration, ScriptDuration)
    per second. Target ≈ 0: scripting ≤ 0.5 ms/s and task time ≤ 5 ms/s (the composer keeps
    focus, and its blinking caret alone costs ~2-3 ms/s of paint tasks). Then, as a diagnostic, a third
@@ -26,7 +27,7 @@ Targets print PASS / MISS; the test fails only when grossly off (3x the target).
 go to test-artifacts/bench/ui.json.
 
 Knobs (env): NUMI_BENCH_UI_TOKENS (20000), NUMI_BENCH_UI_DELAY (0.001),
-NUMI_BENCH_UI_MESSAGES (10000), NUMI_BENCH_UI_OPENS (3), NUMI_BENCH_IDLE_S (30).
+NUMI_BENCH_UI_MESSAGES (10000), NUMI_BENCH_UI_OPENS (9), NUMI_BENCH_IDLE_S (30).
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ from .conftest import write_artifact
 TOKENS = int(os.environ.get("NUMI_BENCH_UI_TOKENS", "20000"))
 DELAY = float(os.environ.get("NUMI_BENCH_UI_DELAY", "0.001"))
 N_MESSAGES = int(os.environ.get("NUMI_BENCH_UI_MESSAGES", "10000"))
-OPENS = int(os.environ.get("NUMI_BENCH_UI_OPENS", "3"))
+OPENS = int(os.environ.get("NUMI_BENCH_UI_OPENS", "9"))
 IDLE_S = float(os.environ.get("NUMI_BENCH_IDLE_S", "30"))
 
 LONGTASK_TARGET_MS = 50.0
