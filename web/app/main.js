@@ -269,9 +269,11 @@ async function show(route) {
       firstSend = null;
       session.send(text);
     }
-    // After the chat's first frame: focus makes the browser compute the page's style
-    // and layout on the spot, which would hold that frame back.
-    afterPaint().then(() => { if (app.session === session) focusComposer(); });
+    // Focusing makes the browser work out the page's style on the spot: done here it
+    // would hold back the history's first paint (open() has waited for it), and in the
+    // next frame's callbacks that work is shared with the frame's own. Registered now,
+    // it runs before any frame the socket's opening asks for.
+    requestAnimationFrame(() => { if (app.session === session) focusComposer(); });
     if (jumpTo?.chatId === route.chatId && app.session === session) {
       const { messageId } = jumpTo;
       jumpTo = null;
@@ -335,7 +337,7 @@ async function start() {
   onRoute(show);
   const shown = first.name === "chat" ? show(first) : null;
   // The app socket (and the list it has read) wait for that chat's first paint.
-  (shown ?? Promise.resolve()).then(() => new AppSocket({
+  Promise.resolve(shown).catch(() => {}).then(() => new AppSocket({
     onReady: () => {
       if (listRead) readList();
       else listRead = readList();

@@ -218,7 +218,7 @@ export class Composer {
     if (a.state === "error") this._say(a.error);
   }
 
-  // The box is always on screen: nothing to scroll to, so focusing needs no layout.
+  // The box is always on screen: nothing to scroll into view (that would need a layout).
   focus() { this.input.focus({ preventScroll: true }); }
 
   /** opts: {running, queue: [{message_id, preview, steer}], disabled, note} */
