@@ -150,7 +150,6 @@ export class ChatSession {
     const after = this.state.messages.filter((m) =>
       Number(m.id) > Number(userMessageId) && !(m.role === "user" && m.status === "queued"));
     this.replaced = after.length ? new Set(after.map((m) => m.id)) : null;
-    if (this.replaced) this._dropReplaced(false);
   }
 
   _dropReplaced(ended) {

@@ -104,16 +104,16 @@ export class MessageView {
     const sig = [msg.status, !!msg.content, msg.role === "assistant" && modelLabel(msg.modelId || ctx.chatModel), !!msg.reasoning, msg.toolCalls?.length,
       (msg.toolCalls || []).map((c) => `${c.state}${c.ok}${c.output?.length}${ctx.waiting?.has(c.id)}${c.arguments?.length}${!!c.edited}`).join(","),
       !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing, !!ctx.steer?.has(msg.id), !!ctx.turnOver].join("|");
-    const sameText = this.msg && msg.content === this.msg.content && msg.reasoning === this.msg.reasoning;
     this.lastCtx = ctx;
     if (msg === this.msg && sig === this.sig) return;
-    const textOnly = sig === this.sig && msg.role === "assistant" && onlyTextDiffers(this.msg, msg);
+    if (sig === this.sig && this._onlyText(msg)) {
+      this._setText(msg);
+      return;
+    }
     this.msg = msg;
     this.sig = sig;
     if (this.editing) return; // keep the editor as the person left it
-    if (textOnly) {
-      if (!sameText) this._updateText(msg);
-    } else if (msg.role === "assistant") this._updateAssistant(msg, ctx);
+    if (msg.role === "assistant") this._updateAssistant(msg, ctx);
     else this._updatePlain(msg, ctx);
   }
 
@@ -123,14 +123,22 @@ export class MessageView {
    * text alone is drawn, without working out the rest of the bubble again.
    */
   updateText(msg) {
+    if (this._onlyText(msg)) this._setText(msg);
+    else this.update(msg, this.lastCtx);
+  }
+
+  /**
+   * `msg` is the drawn reply with other text, and only that: every other field the same,
+   * and text where there was text (text appearing changes the body and the Copy button).
+   */
+  _onlyText(msg) {
     const was = this.msg;
-    // Text appearing where there was none changes the rest of the bubble (its body, its
-    // Copy button): that is drawn the long way.
-    if (this.role !== "assistant" || this.editing || !onlyTextDiffers(was, msg)
-        || !msg.content !== !was.content || !msg.reasoning !== !was.reasoning) {
-      this.update(msg, this.lastCtx);
-      return;
-    }
+    return this.role === "assistant" && !this.editing && onlyTextDiffers(was, msg)
+      && !msg.content === !was.content && !msg.reasoning === !was.reasoning;
+  }
+
+  _setText(msg) {
+    const was = this.msg;
     this.msg = msg;
     if (msg.content !== was.content || msg.reasoning !== was.reasoning) this._updateText(msg);
   }
