@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, open_chat, replies, send, shot, sign_in, wait_chat_ready, wait_until
+from tests.e2e.ui import CHROMIUM, DRAWN_SCRIPT, open_chat, replies, send, shot, sign_in, wait_chat_ready, wait_until
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(
@@ -202,10 +202,24 @@ def test_steer_with_ctrl_enter_lands_between_the_tool_row_and_the_answer(page, s
     # One turn: the steering message joined it rather than starting another.
     assert len(setup.fake.requests) == 2
 
-    # A reload shows the same order from history.
-    page.reload()
+    # A reload shows the same order from history, and still once the socket has re-sent
+    # the turn (it ended under 180 s ago) and the page re-read the newest page at its end.
+    reads = []
+
+    def second_read(request) -> bool:
+        if "/messages?" in request.url:
+            reads.append(request.url)
+        return len(reads) == 2
+
+    page.add_init_script(DRAWN_SCRIPT)
+    with page.expect_request_finished(second_read):
+        page.reload()
     wait_chat_ready(page, "E2E steer")
     expect(replies(page).last.locator(".msg-body")).to_have_text("Done, in French.")
+    # Two frames later: the turn's end was drawn (the read came after it).
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    # No row left the screen on the way: the replay wrote the steering message too.
+    assert page.evaluate("window.__drawn.counts") == [4]
     assert transcript(page) == [("user", "find it"), ("assistant", "Looking + tool:upper"),
                                 ("user", "answer in French"), ("assistant", "Done, in French.")]
 

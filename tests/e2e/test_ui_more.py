@@ -11,7 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, open_chat, sign_in, wait_chat_ready
+from tests.e2e.ui import CHROMIUM, DRAWN_SCRIPT, open_chat, sign_in, wait_chat_ready
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(
@@ -77,24 +77,6 @@ def test_long_chat_loads_older_pages_when_scrolled_to_the_top(page, setup):
     # so their innerText is empty although they are in the page.
     texts = [t.strip() for t in page.locator(".messages article.msg .msg-body").all_text_contents()]
     assert texts == [x for i in range(30) for x in (f"q{i:02d}", f"a{i:02d}")]
-
-
-# Counts the chat's message bubbles after each change to the page (a MutationObserver
-# reports once per task that changed it), and the history pages the page asks for.
-DRAWN_SCRIPT = r"""
-(() => {
-  const seen = window.__drawn = {counts: [], pages: []};
-  const count = () => {
-    const n = document.querySelectorAll('.messages article.msg').length;
-    if (n && n !== seen.counts[seen.counts.length - 1]) seen.counts.push(n);
-  };
-  document.addEventListener('DOMContentLoaded', () =>
-    new MutationObserver(count).observe(document.body, {childList: true, subtree: true}));
-  new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) if (e.name.includes('/messages')) seen.pages.push(e.name);
-  }).observe({type: 'resource', buffered: true});
-})();
-"""
 
 
 def test_a_long_chat_paints_its_newest_messages_first(page, setup):

@@ -16,6 +16,23 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
 
+# Counts the chat's message bubbles after each change to the page (a MutationObserver
+# reports once per task that changed it), and the history pages the page asks for.
+DRAWN_SCRIPT = r"""
+(() => {
+  const seen = window.__drawn = {counts: [], pages: []};
+  const count = () => {
+    const n = document.querySelectorAll('.messages article.msg').length;
+    if (n && n !== seen.counts[seen.counts.length - 1]) seen.counts.push(n);
+  };
+  document.addEventListener('DOMContentLoaded', () =>
+    new MutationObserver(count).observe(document.body, {childList: true, subtree: true}));
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (e.name.includes('/messages')) seen.pages.push(e.name);
+  }).observe({type: 'resource', buffered: true});
+})();
+"""
+
 
 def sign_in(page, server, route: str = "") -> None:
     """Open the app as the desktop shell does (`/?token=…` sets the session cookie), then `route`."""

@@ -39,6 +39,7 @@ export class ChatSession {
     // Text the last events appended, per "<message id>:<field>" (see textSince).
     this.appended = new Map();
     this.replaced = null;    // ids an edit or regenerate may have discarded (_noteReplaced)
+    this.mentioned = new Set(); // ids the turn's events named since (its tool and steering rows too)
   }
 
   async open() {
@@ -86,7 +87,7 @@ export class ChatSession {
     if (TEXT_EVENTS.has(event.type)) this._noteText(before, event, event.type);
     else this.appended.clear();
     if (event.type === "turn_start" && event.user_message_id != null) this._noteReplaced(event.user_message_id);
-    else if (this.replaced) this._dropReplaced(event.type === "turn_end");
+    else if (this.replaced) this._dropReplaced(event);
     if (event.type === "title_update" && event.title) this.hooks.onTitle?.(this.chatId, event.title);
     if (this.running !== wasRunning || event.type === "turn_end") this.hooks.onActivity?.(this.chatId, this.running);
     // The saved rows carry what events do not (a reply's usage and timings, text sent
@@ -144,20 +145,24 @@ export class ChatSession {
    * they come later) go once the turn shows it is such a turn: it writes a message
    * that is not one of them, or ends without writing them. Until then they stay: a
    * turn re-sent after a reload writes just those again, and dropping them first
-   * would take the newest reply off the screen and draw it again from nothing.
+   * would take the newest reply off the screen and draw it again from nothing. Such a
+   * turn's tool results and steering message are its own too: named by its
+   * `message_saved` and `steered`, not among the replies it writes.
    */
   _noteReplaced(userMessageId) {
     const after = this.state.messages.filter((m) =>
       Number(m.id) > Number(userMessageId) && !(m.role === "user" && m.status === "queued"));
     this.replaced = after.length ? new Set(after.map((m) => m.id)) : null;
+    this.mentioned.clear();
   }
 
-  _dropReplaced(ended) {
+  _dropReplaced(event) {
+    if (event.message_id != null && event.type !== "accepted") this.mentioned.add(event.message_id);
     const written = this.state.turn?.messageIds || [];
-    if (!ended && written.every((id) => this.replaced.has(id))) return;
+    if (event.type !== "turn_end" && written.every((id) => this.replaced.has(id))) return;
     const gone = this.replaced;
     this.replaced = null;
-    const keep = this.state.messages.filter((m) => !gone.has(m.id) || written.includes(m.id));
+    const keep = this.state.messages.filter((m) => !gone.has(m.id) || this.mentioned.has(m.id));
     if (keep.length !== this.state.messages.length) this.state = { ...this.state, messages: keep };
   }
 
