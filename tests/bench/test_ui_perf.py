@@ -8,10 +8,11 @@ each new tab starts and that took as much CPU as Numi's page while it loaded, is
    chat. Measured over the stream (send → reply shown complete): CDP Performance.getMetrics
    ScriptDuration / TaskDuration deltas, the longest task (a `longtask` PerformanceObserver
    installed by an init script) and dropped frames (requestAnimationFrame gaps > 50 ms,
-   counted by a rAF loop that runs only inside the window). Baseline, same run: load the
-   finished chat fresh (history render) and take ScriptDuration for that load (also less
-   the load of an empty chat, "net", informative).
-   Targets: no task > 50 ms; stream scripting ≤ 3 × the one-shot render.
+   counted by a rAF loop that runs only inside the window). Baseline, same run: the time to
+   render the finished reply once — the main thread's time (TaskDuration: script, style,
+   layout, paint) loading its chat fresh, less loading an empty chat (min of 5 loads each).
+   Informative: the stream's scripting against the load's scripting, whole and net.
+   Targets: no task > 50 ms; stream scripting ≤ 3 × the render once.
 2. Opening a 10 000-message chat (rows written straight into <data_dir>/numi.db while the
    server is stopped): time from navigation start to the first frame that shows the newest
    message (checked each frame by a rAF loop the page runs from an init script,
@@ -236,14 +237,18 @@ def test_stream_long_markdown_reply(context, setup):
         return cpu_delta(m0, m1), lt
 
     load(chat, "Bench stream", True)  # warm the HTTP cache like the stream page had
-    loads = [load(chat, "Bench stream", True) for _ in range(3)]
+    loads = [load(chat, "Bench stream", True) for _ in range(5)]
     one_shot = min((c for c, _ in loads), key=lambda c: c["script_ms"])
     one_shot_lt = max(lt["longest_task_ms"] for _, lt in loads)
     empty = setup.chat(title="Bench empty")
-    empty_loads = [load(empty, "Bench empty", False)[0] for _ in range(3)]
+    empty_loads = [load(empty, "Bench empty", False)[0] for _ in range(5)]
     empty_script = min(c["script_ms"] for c in empty_loads)
+    empty_task = min(c["task_ms"] for c in empty_loads)
     net = max(one_shot["script_ms"] - empty_script, 1e-6)
-    ratio = stream_cpu["script_ms"] / one_shot["script_ms"]
+    # The time to render the finished reply once: what loading its chat costs the main
+    # thread (script, style, layout, paint) beyond loading an empty chat.
+    render_once = max(min(c["task_ms"] for c, _ in loads) - empty_task, 1e-6)
+    ratio = stream_cpu["script_ms"] / render_once
 
     RESULTS["stream"] = {
         "tokens": len(deltas), "chars": len(text), "delta_delay_s": DELAY,
@@ -252,8 +257,11 @@ def test_stream_long_markdown_reply(context, setup):
         "one_shot_load_cpu_ms": {k: round(v, 1) for k, v in one_shot.items()},
         "one_shot_longest_task_ms": round(one_shot_lt, 1),
         "empty_chat_load_script_ms": round(empty_script, 1),
+        "empty_chat_load_task_ms": round(empty_task, 1),
         "one_shot_net_script_ms": round(net, 1),
-        "ratio_script_vs_load": round(ratio, 2),
+        "render_once_ms": round(render_once, 1),
+        "ratio_script_vs_render_once": round(ratio, 2),
+        "ratio_script_vs_load": round(stream_cpu["script_ms"] / one_shot["script_ms"], 2),
         "ratio_script_vs_net_render": round(stream_cpu["script_ms"] / net, 2),
         "longest_task_verdict": verdict(window["longest_task_ms"], LONGTASK_TARGET_MS),
         "ratio_verdict": verdict(ratio, STREAM_RATIO_TARGET),
@@ -422,11 +430,13 @@ def report():
             f"{s['stream_wall_s']} s",
             f"  scripting {c['script_ms']:.0f} ms  tasks {c['task_ms']:.0f} ms  layout {c['layout_ms']:.0f} ms"
             f"  style {c['style_ms']:.0f} ms",
-            f"  one-shot load: scripting {o['script_ms']:.0f} ms (empty chat {s['empty_chat_load_script_ms']:.0f}"
-            f" → net render {s['one_shot_net_script_ms']:.0f}), tasks {o['task_ms']:.0f} ms, longest task"
+            f"  one-shot load: tasks {o['task_ms']:.0f} ms (empty chat {s['empty_chat_load_task_ms']:.0f}"
+            f" → render once {s['render_once_ms']:.0f}), scripting {o['script_ms']:.0f} ms (empty chat"
+            f" {s['empty_chat_load_script_ms']:.0f} → net {s['one_shot_net_script_ms']:.0f}), longest task"
             f" {s['one_shot_longest_task_ms']:.0f} ms",
-            f"  ratio stream/load scripting {s['ratio_script_vs_load']:.2f} (target ≤ {STREAM_RATIO_TARGET})"
-            f"  {s['ratio_verdict']}   vs net render {s['ratio_script_vs_net_render']:.2f}",
+            f"  ratio stream scripting / render once {s['ratio_script_vs_render_once']:.2f}"
+            f" (target ≤ {STREAM_RATIO_TARGET})  {s['ratio_verdict']}   vs the load's scripting"
+            f" {s['ratio_script_vs_load']:.2f}, vs its net scripting {s['ratio_script_vs_net_render']:.2f}",
             f"  longest task {w['longest_task_ms']:.0f} ms (target ≤ {LONGTASK_TARGET_MS:.0f})"
             f"  {s['longest_task_verdict']}   long tasks {w['longtasks']} totalling"
             f" {w['longtask_total_ms']:.0f} ms",

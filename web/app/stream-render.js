@@ -26,9 +26,13 @@ const TAIL_MS = 100;
 const PLAIN = /^[^\n\r`*_~\[\]<>&\\!|:@#]*$/;
 const PLAIN_PARENTS = new Set(["P", "LI", "H1", "H2", "H3", "H4", "H5", "H6", "TD", "TH"]);
 const OPEN_FENCE = /^ {0,3}(`{3,}|~{3,})([^\n]*)/;
-// The marker between finished and open text in a joint render (_finishWithTail).
-const CUT_ID = Array.from(crypto.getRandomValues(new Uint32Array(2)), (n) => n.toString(36)).join("");
-const MARK = `<div data-cut="${CUT_ID}"></div>`;
+// The marker between finished and open text in a joint render (_finishWithTail): a
+// paragraph of one empty link, plain Markdown (raw HTML would send the render through
+// the sanitizer, markdown.js).
+const CUT_HREF = "#cut-" + Array.from(crypto.getRandomValues(new Uint32Array(2)), (n) => n.toString(36)).join("");
+const MARK = `[](${CUT_HREF})`;
+const isMark = (n) => n.nodeName === "P" && n.childNodes.length === 1 && n.firstChild.nodeName === "A"
+  && n.firstChild.getAttribute("href") === CUT_HREF;
 
 function closesFence(text, marker) {
   for (const line of text.split("\n").slice(1)) {
@@ -110,10 +114,10 @@ export class StreamRenderer {
   /**
    * The usual live flush — a block or two finished, more text open after them — in one
    * Markdown render instead of two: the finished text, a marker, the open text. Each
-   * render has a fixed cost (the sanitizer parses into a document of its own) that a
-   * fast stream would otherwise pay twice every flush. The marker sits at a cut, where
-   * a block must start anyway, so both sides render as they would alone; its attribute
-   * holds a value the page drew at random, which a model cannot write. False when this
+   * render has a fixed cost that a fast stream would otherwise pay twice every flush.
+   * The marker sits at a cut, where a block must start anyway, so both sides render as
+   * they would alone; its address holds a value the page drew at random, which a model
+   * cannot write. False when this
    * flush is not such a case (the caller then does it in two).
    */
   _finishWithTail(end, cuts) {
@@ -125,7 +129,7 @@ export class StreamRenderer {
     // One piece must take all of it: a piece that would close on the way needs two.
     if (cuts.some((c) => c > this.stable && c < end && c - pieceStart >= PIECE)) return false;
     const nodes = markdownNodes(`${this.open.slice(0, end - this.stable)}${MARK}\n\n${open}`);
-    const mark = [...nodes.childNodes].find((n) => n.nodeName === "DIV" && n.getAttribute("data-cut") === CUT_ID);
+    const mark = [...nodes.childNodes].find(isMark);
     if (!mark) return false;
     const done = document.createDocumentFragment();
     while (nodes.firstChild !== mark) done.append(nodes.firstChild);
