@@ -117,8 +117,8 @@ export class StreamRenderer {
    * render has a fixed cost that a fast stream would otherwise pay twice every flush.
    * The marker sits at a cut, where a block must start anyway, so both sides render as
    * they would alone; its address holds a value the page drew at random, which a model
-   * cannot write. False when this
-   * flush is not such a case (the caller then does it in two).
+   * cannot write. False when this flush is not such a case (the caller then does it in
+   * two).
    */
   _finishWithTail(end, cuts) {
     const open = this.open.slice(end - this.stable);
