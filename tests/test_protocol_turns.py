@@ -17,6 +17,7 @@ def test_send_streams_saves_and_titles(setup):
     assert accepted["request_id"] == "r1" and accepted["queued"] is False
     start = sock.until("turn_start")
     assert start["user_message_id"] == accepted["message_id"]
+    assert "rewound" not in start  # nothing was discarded
     done = sock.until("done")
     end = sock.until("turn_end")
     assert end["status"] == "completed"
@@ -152,6 +153,8 @@ def test_queue_runs_in_order_and_caps_at_ten(setup):
         sock.until("turn_end", timeout=30)
     starts = [e["user_message_id"] for e in sock.of("turn_start")]
     assert starts[1:] == [a["message_id"] for a in queued[:-1]]
+    # A queued message's turn follows what came before it; it discards nothing.
+    assert not [e for e in sock.of("turn_start") if "rewound" in e]
     msgs = setup.messages(chat)
     users = [m["content"] for m in msgs if m["role"] == "user"]
     assert users == [f"m{i}" for i in range(10)]
@@ -182,6 +185,7 @@ def test_edit_rewrites_and_drops_what_followed(setup):
     start = sock.until("turn_start")
     sock.until("turn_end")
     assert start["user_message_id"] == user_id
+    assert start["rewound"] is True  # what followed was discarded: a client drops it
     msgs = setup.messages(chat)
     assert [(m["role"], m["content"]) for m in msgs] == [("user", "better question"), ("assistant", "two")]
     assert setup.fake.requests[-1].body["messages"][-1]["content"] == "better question"
@@ -195,7 +199,7 @@ def test_regenerate_replaces_the_reply(setup):
     reply_id = sock.until("done")["message_id"]
     sock.until("turn_end")
     sock.send(type="regenerate", message_id=reply_id)
-    sock.until("turn_start")
+    assert sock.until("turn_start")["rewound"] is True
     sock.until("turn_end")
     msgs = setup.messages(chat)
     assert [(m["role"], m["content"]) for m in msgs] == [("user", "q"), ("assistant", "two")]

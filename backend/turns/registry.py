@@ -256,7 +256,7 @@ class TurnRegistry:
             with db.atomic():
                 MessageRow.update(content=content, status="complete").where(MessageRow.id == row.id).execute()
                 self._delete_after(chat_id, row.id)
-            self._start(state, chat_id, row.id)
+            self._start(state, chat_id, row.id, rewound=True)
 
     def regenerate(self, chat_id: str, message_id: int) -> None:
         state = self._state(chat_id)
@@ -272,7 +272,7 @@ class TurnRegistry:
                 raise CommandError("bad_request", "This reply has no message before it to answer again.")
             with db.atomic():
                 self._delete_after(chat_id, user.id)
-            self._start(state, chat_id, user.id)
+            self._start(state, chat_id, user.id, rewound=True)
 
     def continue_(self, chat_id: str) -> None:
         """Carry on where the chat stopped: a cut-off reply, or a message left unanswered."""
@@ -353,8 +353,8 @@ class TurnRegistry:
         self._state(chat_id).hub.publish("queue", None, items=self.queue_items(chat_id))
 
     def _start(self, state: _ChatState, chat_id: str, user_message_id: int | None,
-               continue_message_id: int | None = None) -> None:
-        state.turn = Turn(self, chat_id, user_message_id, continue_message_id)
+               continue_message_id: int | None = None, rewound: bool = False) -> None:
+        state.turn = Turn(self, chat_id, user_message_id, continue_message_id, rewound=rewound)
         state.thread = threading.Thread(target=self._work, args=(state, chat_id), name=f"turn-{chat_id}",
                                         daemon=True)
         state.thread.start()

@@ -72,9 +72,10 @@ def move_to_end(chat_id: str, queued_id: int) -> MessageRow | None:
 
 class Turn:
     def __init__(self, registry, chat_id: str, user_message_id: int | None,
-                 continue_message_id: int | None = None, queued_id: int | None = None):
+                 continue_message_id: int | None = None, queued_id: int | None = None, rewound: bool = False):
         self.registry = registry
         self.queued_id = queued_id  # the id its user message had while it waited (see move_to_end)
+        self.rewound = rewound  # an edit or regenerate: everything after its user message was discarded
         self.chat_id = chat_id
         self.hub = registry.hub(chat_id)
         self.id = "t_" + secrets.token_hex(6)
@@ -99,6 +100,8 @@ class Turn:
 
     def run(self) -> str:
         extra = {"queued_id": self.queued_id} if self.queued_id is not None else {}
+        if self.rewound:
+            extra["rewound"] = True
         self.publish("turn_start", user_message_id=self.user_message_id,
                      continue_message_id=self.continue_message_id, **extra)
         try:

@@ -231,6 +231,93 @@ def test_steer_with_ctrl_enter_lands_between_the_tool_row_and_the_answer(page, s
     page.keyboard.press("Escape")
 
 
+def test_a_regenerated_reply_that_was_steered_reloads_whole(page, setup):
+    chat = setup.chat(title="E2E regen steered")
+    setup.fake.enqueue(S.reply("The first take."),
+                       [S.text("Looking"), S.hang(), S.tool_call(0, "c1", "upper", '{"text": "abc"}')],
+                       [S.text("Done, in French.")])
+    page.add_init_script(DRAWN_SCRIPT)
+    open_chat(page, setup.server, chat, "E2E regen steered")
+    send(page, "find it")
+    expect(replies(page).last).to_have_attribute("data-status", "complete")
+    replies(page).last.get_by_role("button", name="Regenerate this reply").click()
+    setup.fake.wait_hanging(1, timeout=15)
+    expect(replies(page).last.locator(".msg-body")).to_have_text("Looking")
+    box = page.locator(".composer-input")
+    box.fill("answer in French")
+    box.press("Control+Enter")
+    expect(page.locator(".queue .queue-chip")).to_have_count(1)
+    setup.fake.release()
+    expect(replies(page).last.locator(".msg-body")).to_have_text("Done, in French.")
+    expect(replies(page).last).to_have_attribute("data-status", "complete")
+    shown = [("user", "find it"), ("assistant", "Looking + tool:upper"), ("user", "answer in French"),
+             ("assistant", "Done, in French.")]
+    expect(page.locator(".messages > article.msg")).to_have_count(len(shown))
+    assert transcript(page) == shown
+
+    # Reloaded, the socket re-sends the regenerated turn (steering message and all): the
+    # history read after the regenerate already holds all of it, and none of it goes.
+    reads = []
+
+    def second_read(request) -> bool:
+        if "/messages?" in request.url:
+            reads.append(request.url)
+        return len(reads) == 2
+
+    with page.expect_request_finished(second_read):
+        page.reload()
+    wait_chat_ready(page, "E2E regen steered")
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    assert page.evaluate("window.__drawn.counts") == [len(shown)]
+    assert transcript(page) == shown
+
+
+def test_a_message_queued_behind_a_tool_turn_leaves_that_turn_on_screen(page, setup):
+    chat = setup.chat(title="E2E queued behind tools")
+    setup.fake.enqueue([S.text("Looking"), S.hang(), S.tool_call(0, "c1", "upper", '{"text": "abc"}')],
+                       [S.text("Found it.")], [S.text("Second"), S.hang(), S.text(" answer.")])
+    page.add_init_script(DRAWN_SCRIPT)
+    open_chat(page, setup.server, chat, "E2E queued behind tools")
+    send(page, "find it")
+    setup.fake.wait_hanging(1, timeout=15)
+    expect(replies(page).last.locator(".msg-body")).to_have_text("Looking")
+    send(page, "and then this")
+    expect(page.locator(".queue .queue-chip")).to_have_count(1)
+
+    # The tool result and the step after it are saved after the queued message (it keeps
+    # the id it was given, where it was sent); its turn then starts from it. That is no
+    # edit: while it writes, the turn before it stays on screen.
+    setup.fake.release()
+    setup.fake.wait_hanging(1, timeout=15)
+    expect(replies(page).last.locator(".msg-body")).to_have_text("Second")
+    shown = [("user", "find it"), ("assistant", "Looking + tool:upper"), ("user", "and then this"),
+             ("assistant", "Found it."), ("assistant", "Second")]
+    assert transcript(page) == shown
+    setup.fake.release()
+    expect(replies(page).last.locator(".msg-body")).to_have_text("Second answer.")
+    expect(replies(page).last).to_have_attribute("data-status", "complete")
+    shown[-1] = ("assistant", "Second answer.")
+    assert transcript(page) == shown
+    stored = [(m["role"], m["content"]) for m in setup.messages(chat)]
+    assert stored == [("user", "find it"), ("assistant", "Looking"), ("user", "and then this"), ("tool", "ABC"),
+                      ("assistant", "Found it."), ("assistant", "Second answer.")]
+
+    # After a reload the socket re-sends that last turn: the rows before it stay too.
+    reads = []
+
+    def second_read(request) -> bool:
+        if "/messages?" in request.url:
+            reads.append(request.url)
+        return len(reads) == 2
+
+    with page.expect_request_finished(second_read):
+        page.reload()
+    wait_chat_ready(page, "E2E queued behind tools")
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    assert page.evaluate("window.__drawn.counts") == [len(shown)]
+    assert transcript(page) == shown
+
+
 # --- (d) the approvals screen: a rule from "Always allow", removed --------------------------
 
 def test_approvals_screen_lists_an_always_rule_and_removes_it(page, setup):

@@ -86,7 +86,9 @@ export class ChatSession {
     // Any other event may change a message some other way: the records start over.
     if (TEXT_EVENTS.has(event.type)) this._noteText(before, event, event.type);
     else this.appended.clear();
-    if (event.type === "turn_start" && event.user_message_id != null) this._noteReplaced(event.user_message_id);
+    if (event.type === "turn_start" && event.rewound && event.user_message_id != null) {
+      this._noteReplaced(event.user_message_id);
+    }
     else if (this.replaced) this._dropReplaced(event);
     if (event.type === "title_update" && event.title) this.hooks.onTitle?.(this.chatId, event.title);
     if (this.running !== wasRunning || event.type === "turn_end") this.hooks.onActivity?.(this.chatId, this.running);
@@ -140,14 +142,14 @@ export class ChatSession {
   }
 
   /**
-   * An edit or regenerate restarts the chat from a user message and the server
-   * discards what followed; no event says so. The rows after it (but queued messages:
-   * they come later) go once the turn shows it is such a turn: it writes a message
-   * that is not one of them, or ends without writing them. Until then they stay: a
-   * turn re-sent after a reload writes just those again, and dropping them first
-   * would take the newest reply off the screen and draw it again from nothing. Such a
-   * turn's tool results and steering message are its own too: named by its
-   * `message_saved` and `steered`, not among the replies it writes.
+   * An edit or regenerate (`turn_start.rewound`) restarts the chat from a user message
+   * and the server discards what followed. The rows after it (but queued messages: they
+   * come later) go once the turn writes a message that is not one of them, or ends
+   * without writing them. Until then they stay: the same turn re-sent after a reload
+   * (the history read after the edit) writes just those again, and dropping them first
+   * would take the newest reply off the screen and draw it again from nothing. Its tool
+   * results and steering messages are its own too: named by its `message_saved` and
+   * `steered`, not among the replies it writes.
    */
   _noteReplaced(userMessageId) {
     const after = this.state.messages.filter((m) =>
