@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, DRAWN_SCRIPT, open_chat, replies, send, shot, sign_in, wait_chat_ready, wait_until
+from tests.e2e.ui import (CHROMIUM, open_chat, reload_counting_bubbles, replies, send, shot, sign_in,
+                          wait_chat_ready, wait_until)
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(
@@ -204,22 +205,10 @@ def test_steer_with_ctrl_enter_lands_between_the_tool_row_and_the_answer(page, s
 
     # A reload shows the same order from history, and still once the socket has re-sent
     # the turn (it ended under 180 s ago) and the page re-read the newest page at its end.
-    reads = []
-
-    def second_read(request) -> bool:
-        if "/messages?" in request.url:
-            reads.append(request.url)
-        return len(reads) == 2
-
-    page.add_init_script(DRAWN_SCRIPT)
-    with page.expect_request_finished(second_read):
-        page.reload()
-    wait_chat_ready(page, "E2E steer")
+    counts = reload_counting_bubbles(page, "E2E steer")
     expect(replies(page).last.locator(".msg-body")).to_have_text("Done, in French.")
-    # Two frames later: the turn's end was drawn (the read came after it).
-    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
     # No row left the screen on the way: the replay wrote the steering message too.
-    assert page.evaluate("window.__drawn.counts") == [4]
+    assert counts == [4]
     assert transcript(page) == [("user", "find it"), ("assistant", "Looking + tool:upper"),
                                 ("user", "answer in French"), ("assistant", "Done, in French.")]
 
@@ -236,7 +225,6 @@ def test_a_regenerated_reply_that_was_steered_reloads_whole(page, setup):
     setup.fake.enqueue(S.reply("The first take."),
                        [S.text("Looking"), S.hang(), S.tool_call(0, "c1", "upper", '{"text": "abc"}')],
                        [S.text("Done, in French.")])
-    page.add_init_script(DRAWN_SCRIPT)
     open_chat(page, setup.server, chat, "E2E regen steered")
     send(page, "find it")
     expect(replies(page).last).to_have_attribute("data-status", "complete")
@@ -257,18 +245,8 @@ def test_a_regenerated_reply_that_was_steered_reloads_whole(page, setup):
 
     # Reloaded, the socket re-sends the regenerated turn (steering message and all): the
     # history read after the regenerate already holds all of it, and none of it goes.
-    reads = []
-
-    def second_read(request) -> bool:
-        if "/messages?" in request.url:
-            reads.append(request.url)
-        return len(reads) == 2
-
-    with page.expect_request_finished(second_read):
-        page.reload()
-    wait_chat_ready(page, "E2E regen steered")
-    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
-    assert page.evaluate("window.__drawn.counts") == [len(shown)]
+    counts = reload_counting_bubbles(page, "E2E regen steered")
+    assert counts == [len(shown)]
     assert transcript(page) == shown
 
 
@@ -276,7 +254,6 @@ def test_a_message_queued_behind_a_tool_turn_leaves_that_turn_on_screen(page, se
     chat = setup.chat(title="E2E queued behind tools")
     setup.fake.enqueue([S.text("Looking"), S.hang(), S.tool_call(0, "c1", "upper", '{"text": "abc"}')],
                        [S.text("Found it.")], [S.text("Second"), S.hang(), S.text(" answer.")])
-    page.add_init_script(DRAWN_SCRIPT)
     open_chat(page, setup.server, chat, "E2E queued behind tools")
     send(page, "find it")
     setup.fake.wait_hanging(1, timeout=15)
@@ -303,18 +280,8 @@ def test_a_message_queued_behind_a_tool_turn_leaves_that_turn_on_screen(page, se
                       ("assistant", "Found it."), ("assistant", "Second answer.")]
 
     # After a reload the socket re-sends that last turn: the rows before it stay too.
-    reads = []
-
-    def second_read(request) -> bool:
-        if "/messages?" in request.url:
-            reads.append(request.url)
-        return len(reads) == 2
-
-    with page.expect_request_finished(second_read):
-        page.reload()
-    wait_chat_ready(page, "E2E queued behind tools")
-    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
-    assert page.evaluate("window.__drawn.counts") == [len(shown)]
+    counts = reload_counting_bubbles(page, "E2E queued behind tools")
+    assert counts == [len(shown)]
     assert transcript(page) == shown
 
 

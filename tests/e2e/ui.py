@@ -34,6 +34,25 @@ DRAWN_SCRIPT = r"""
 """
 
 
+def reload_counting_bubbles(page, title: str) -> list[int]:
+    """Reload the open chat and wait until the socket has re-sent its last turn (one that
+    ended under 180 s ago) and the page has read its newest page again at that turn's end
+    (the second /messages read), then two frames more; the bubble counts drawn on the way."""
+    reads = []
+
+    def second_read(request) -> bool:
+        if "/messages?" in request.url:
+            reads.append(request.url)
+        return len(reads) == 2
+
+    page.add_init_script(DRAWN_SCRIPT)
+    with page.expect_request_finished(second_read):
+        page.reload()
+    wait_chat_ready(page, title)
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    return page.evaluate("window.__drawn.counts")
+
+
 def sign_in(page, server, route: str = "") -> None:
     """Open the app as the desktop shell does (`/?token=…` sets the session cookie), then `route`."""
     base = f"http://127.0.0.1:{server.port}"
