@@ -88,8 +88,9 @@ export class ChatSession {
     else this.appended.clear();
     if (event.type === "turn_start" && event.rewound && event.user_message_id != null) {
       this._noteReplaced(event.user_message_id);
+    } else if (this.replaced) {
+      this._dropReplaced(event);
     }
-    else if (this.replaced) this._dropReplaced(event);
     if (event.type === "title_update" && event.title) this.hooks.onTitle?.(this.chatId, event.title);
     if (this.running !== wasRunning || event.type === "turn_end") this.hooks.onActivity?.(this.chatId, this.running);
     // The saved rows carry what events do not (a reply's usage and timings, text sent
