@@ -187,19 +187,44 @@ BLOCKS_JS = """(el) => {
 }"""
 
 
-def test_a_streamed_reply_is_drawn_as_the_saved_one_is(page, setup):
+# Counts the renders the Markdown worker (web/app/markdown-worker.js) answers, once its
+# module has run (it sets onmessage then).
+COUNT_WORKER_RENDERS = """async () => {
+  while (!self.onmessage) await new Promise((r) => setTimeout(r, 5));
+  const answer = self.onmessage;
+  self.renders = 0;
+  self.onmessage = (e) => { self.renders += 1; answer(e); };
+}"""
+
+
+def markdown_worker(page):
+    return next((w for w in page.workers if w.url.endswith("/markdown-worker.js")), None)
+
+
+@pytest.mark.parametrize("worker", ["worker", "no worker"])
+def test_a_streamed_reply_is_drawn_as_the_saved_one_is(page, setup, worker):
     """Streamed in 3-character deltas (cutting through every marker), the reply's blocks end
-    up exactly as the same text drawn from history after a reload."""
+    up exactly as the same text drawn from history after a reload: with the live renders'
+    Markdown done in the worker, and without it (an engine where it cannot load)."""
     chat = setup.chat(title="E2E markdown")
     deltas = [RICH_REPLY[i:i + 3] for i in range(0, len(RICH_REPLY), 3)]
     setup.fake.enqueue([S.delay(0.004)] + [S.text(d) for d in deltas])
+    if worker == "no worker":
+        page.route("**/markdown-worker.js", lambda route: route.abort())
     open_chat(page, setup.server, chat, "E2E markdown")
+    if worker == "worker":
+        wait_until(lambda: markdown_worker(page), "the Markdown worker started")
+        markdown_worker(page).evaluate(COUNT_WORKER_RENDERS)
     send(page, "Show me everything")
     reply = replies(page).last
     expect(reply).to_have_attribute("data-status", "complete")
     assert setup.messages(chat)[-1]["content"] == RICH_REPLY
     expect(reply.locator("table td").last).to_have_text("2")
     live = reply.evaluate(BLOCKS_JS)
+    if worker == "worker":
+        assert markdown_worker(page).evaluate("self.renders") > 0
+    else:
+        assert markdown_worker(page) is None
     page.reload()
     wait_chat_ready(page, "E2E markdown")
     reply = replies(page).last

@@ -2,6 +2,7 @@
 // loaded once at start; if it is missing or broken the UI still works and shows
 // model text as plain text, which is always safe.
 let render = null;
+let fromHtml = null;
 
 // What js/markdown.js imports, evaluated one task each before it: highlight.js alone
 // takes ~30 ms to evaluate, and the three in one task would hold the page for ~60.
@@ -13,12 +14,16 @@ export async function loadMarkdown() {
     for (const library of LIBRARIES) await import(library);
     const mod = await import("../js/markdown.js");
     render = typeof mod.renderFragment === "function" ? mod.renderFragment : null;
+    fromHtml = render && typeof mod.htmlFragment === "function" ? mod.htmlFragment : null;
     // Off the critical path: grammars compile when the page has nothing else to do.
     const idle = window.requestIdleCallback ? (fn) => requestIdleCallback(fn, { timeout: 2000 }) : (fn) => setTimeout(fn, 50);
     mod.warmUp?.(idle);
+    // Ready before a reply streams, when that can be: it loads the libraries again.
+    if (fromHtml) idle(startWorker);
   } catch (err) {
     console.warn("Markdown renderer unavailable; showing plain text.", err);
     render = null;
+    fromHtml = null;
   }
 }
 
@@ -39,9 +44,69 @@ export function markdownNodes(text) {
   if (!render) return document.createTextNode(text);
   // renderFragment sanitizes with DOMPurify and hands back nodes: the page never
   // parses model output as HTML itself. Decorated before it goes in: no layout yet.
-  const fragment = render(text);
+  return decorated(render(text));
+}
+
+function decorated(fragment) {
   decorate(fragment);
   return fragment;
+}
+
+// A streaming reply renders its open part ten times a second. Those renders' Markdown
+// (marked and highlight.js, most of their cost) runs in a worker, so a fast stream
+// leaves the page's thread to the page: the page only checks or sanitizes the HTML
+// that comes back (markdown.js htmlFragment) and puts it in. The worker starts in an
+// idle moment after the libraries load here (or with the first render that wants it);
+// until it says it is ready, and for good if it fails (an engine without module
+// workers), renders run here as before.
+let worker = null;
+let workerReady = false;
+let workerFailed = false;
+let jobs = 0;
+const waiting = new Map(); // job id → {texts, done}
+
+function startWorker() {
+  if (worker || workerFailed) return;
+  try {
+    worker = new Worker(new URL("./markdown-worker.js", import.meta.url), { type: "module" });
+  } catch {
+    workerFailed = true;
+    return;
+  }
+  worker.onmessage = ({ data }) => {
+    if (data?.ready) { workerReady = true; return; }
+    const job = waiting.get(data?.id);
+    if (!job) return;
+    waiting.delete(data.id);
+    job.done(Array.isArray(data.html) && fromHtml
+      ? data.html.map((html) => decorated(fromHtml(html)))
+      : job.texts.map(markdownNodes));
+  };
+  worker.onerror = worker.onmessageerror = (e) => {
+    e?.preventDefault?.();
+    workerFailed = true;
+    workerReady = false;
+    worker.terminate();
+    worker = null;
+    const pending = [...waiting.values()];
+    waiting.clear();
+    for (const job of pending) job.done(job.texts.map(markdownNodes));
+  };
+}
+
+/**
+ * `texts` as sanitized, finished Markdown nodes (as markdownNodes), handed to
+ * `done(fragments)` once rendered: later, from the worker, or at once here.
+ */
+export function renderAway(texts, done) {
+  if (fromHtml) startWorker();
+  if (!workerReady) {
+    done(texts.map(markdownNodes));
+    return;
+  }
+  const id = ++jobs;
+  waiting.set(id, { texts, done });
+  worker.postMessage({ id, texts });
 }
 
 /** A code block's bar: its language and a Copy button (shortcuts.js handles the click). */

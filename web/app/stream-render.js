@@ -11,7 +11,7 @@
 // animation frame), and a reply shown from history is drawn piece by piece through
 // the render queue, newest first, instead of in one long task.
 
-import { fillMarkdown, markdownNodes, hasMarkdown, codeBar } from "./markdown-loader.js";
+import { fillMarkdown, markdownNodes, renderAway, hasMarkdown, codeBar } from "./markdown-loader.js";
 import { later, held } from "./render-queue.js";
 
 const CHECK = 64;    // how many trailing characters prove the new text extends the old
@@ -26,14 +26,6 @@ const TAIL_MS = 100;
 const PLAIN = /^[^\n\r`*_~\[\]<>&\\!|:@#]*$/;
 const PLAIN_PARENTS = new Set(["P", "LI", "H1", "H2", "H3", "H4", "H5", "H6", "TD", "TH"]);
 const OPEN_FENCE = /^ {0,3}(`{3,}|~{3,})([^\n]*)/;
-// The marker between finished and open text in a joint render (_finishWithTail): a
-// paragraph of one empty link, plain Markdown (raw HTML would send the render through
-// the sanitizer, markdown.js).
-const CUT_HREF = "#cut-" + Array.from(crypto.getRandomValues(new Uint32Array(2)), (n) => n.toString(36)).join("");
-const MARK = `[](${CUT_HREF})`;
-const isMark = (n) => n.nodeName === "P" && n.childNodes.length === 1 && n.firstChild.nodeName === "A"
-  && n.firstChild.getAttribute("href") === CUT_HREF;
-
 function closesFence(text, marker) {
   for (const line of text.split("\n").slice(1)) {
     const m = line.match(/^ {0,3}(`{3,}|~{3,})\s*$/);
@@ -49,8 +41,10 @@ function lastText(root) {
 }
 
 export class StreamRenderer {
-  constructor(container) {
+  /** @param onSettled called when a finished text, drawn away (see settling), is all in */
+  constructor(container, onSettled = null) {
     this.el = container;
+    this.onSettled = onSettled;
     this.head = document.createElement("div");
     this.head.className = "md-head";
     this.tail = document.createElement("div");
@@ -58,6 +52,12 @@ export class StreamRenderer {
     this.el.replaceChildren(this.head, this.tail);
     this._reset();
   }
+
+  /**
+   * The text is complete but its last render is still away (a worker): what shows
+   * lacks its end until onSettled.
+   */
+  get settling() { return this.final && this.job !== null; }
 
   /** How much of the text is shown (or waiting for the next flush). */
   get length() { return this.text.length; }
@@ -92,6 +92,7 @@ export class StreamRenderer {
     // Plain words go onto the open tail at once. Anything else waits for the next
     // flush, at most every TAIL_MS: a fast model then costs ten parses a second
     // (and ten sanitizer runs, each with its own fixed cost), not one per frame.
+    if (this.job) return; // the render under way shows what came since when it lands
     if (this._appendPlain(this.open)) return;
     const wait = TAIL_MS - (performance.now() - this.tailAt);
     if (wait <= 0) this._flush(false);
@@ -106,43 +107,60 @@ export class StreamRenderer {
     const base = this.stable;
     const cuts = safeCuts(this.open, 0).map((c) => c + base);
     const end = this.final ? this.text.length : cuts.length ? cuts[cuts.length - 1] : base;
-    if (end > this.stable && !defer && this._finishWithTail(end, cuts)) return;
+    if (!defer && hasMarkdown() && !held() && end - this.stable <= SYNC) {
+      this._flushAway(end, cuts);
+      return;
+    }
+    this.job = null; // what it would draw is drawn now
     if (end > this.stable) this._finish(end, cuts, defer);
     this._drawTail();
   }
 
   /**
-   * The usual live flush — a block or two finished, more text open after them — in one
-   * Markdown render instead of two: the finished text, a marker, the open text. Each
-   * render has a fixed cost that a fast stream would otherwise pay twice every flush.
-   * The marker sits at a cut, where a block must start anyway, so both sides render as
-   * they would alone; its address holds a value the page drew at random, which a model
-   * cannot write. False when this flush is not such a case (the caller then does it in
-   * two).
+   * The live flush: the finished blocks and the open tail are rendered in one go
+   * through renderAway (a worker), and put in, together, when that is done. Meanwhile
+   * the page shows what it showed; text that arrives is drawn after it lands. The end
+   * of a live reply goes the same way: the page's own copy of the Markdown code, unused
+   * while a reply streams, has gone cold by then (tens of ms for a few hundred
+   * characters, measured) where the worker's is warm.
    */
-  _finishWithTail(end, cuts) {
-    const open = this.open.slice(end - this.stable);
-    if (this.final || !open || !hasMarkdown() || held() || end - this.stable > SYNC) return false;
+  _flushAway(end, cuts) {
+    if (this.job) return;
+    const from = this.stable;
+    const open = this.open.slice(end - from);
+    const parts = this._parts(end, cuts);
     const fence = open.match(OPEN_FENCE);
-    if (fence && !closesFence(open, fence[1])) return false; // drawn as code as it comes
-    const pieceStart = this.piece ? this.pieceStart : this.stable;
-    // One piece must take all of it: a piece that would close on the way needs two.
-    if (cuts.some((c) => c > this.stable && c < end && c - pieceStart >= PIECE)) return false;
-    const nodes = markdownNodes(`${this.open.slice(0, end - this.stable)}${MARK}\n\n${open}`);
-    const mark = [...nodes.childNodes].find(isMark);
-    if (!mark) return false;
-    const done = document.createDocumentFragment();
-    while (nodes.firstChild !== mark) done.append(nodes.firstChild);
-    mark.remove();
-    this._openPiece(this.stable).append(done);
-    if (end - this.pieceStart >= PIECE) this.piece = null;
-    this.stable = end;
-    this.open = open;
-    this.openCode = null;
-    this.tail.replaceChildren(nodes);
-    this.tail.classList.remove("plain");
-    this._notePlainEnd(open);
-    return true;
+    const code = fence && !closesFence(open, fence[1]) ? fence : null;
+    if (!parts.length && (code || !open || this._appendPlain(open))) {
+      if (code || !open) this._drawTail(); // drawn as it comes (code) or emptied: no Markdown
+      return;
+    }
+    const texts = parts.map((p) => this.open.slice(p.from - from, p.to - from));
+    if (open && !code) texts.push(open);
+    const job = this.job = {};
+    renderAway(texts, (nodes) => {
+      if (this.job !== job) return; // reset, or drawn by a final flush since
+      this.job = null;
+      parts.forEach((p, i) => {
+        this._openPiece(p.from).append(nodes[i]);
+        if (p.closes) this.piece = null;
+      });
+      this.open = this.open.slice(end - from);
+      this.stable = end;
+      this.openCode = null;
+      this.drawn = null;
+      if (code) this._drawOpenCode(open, code);
+      else if (!open) this.tail.replaceChildren();
+      else {
+        this.tail.replaceChildren(nodes[parts.length]);
+        this.tail.classList.remove("plain");
+        this._notePlainEnd(open);
+      }
+      if (!this.final) {
+        if (this.open.length > open.length) this._grown();
+      } else if (this.stable < this.text.length) this._flush(false);
+      else this.onSettled?.();
+    });
   }
 
   _drawTail() {
@@ -215,16 +233,31 @@ export class StreamRenderer {
   /** Move text[stable:end] into the head, split into pieces only at `cuts`. */
   _finish(end, cuts, defer) {
     const deferred = defer || end - this.stable > SYNC;
-    let start = this.stable;
-    for (const at of cuts.filter((c) => c > start && c < end).concat(end)) {
-      const closes = at - (this.piece ? this.pieceStart : start) >= PIECE;
-      if (!closes && at !== end) continue;
-      this._add(start, at, deferred);
-      start = at;
-      if (closes) this.piece = null;
+    for (const p of this._parts(end, cuts)) {
+      this._add(p.from, p.to, deferred);
+      if (p.closes) this.piece = null;
     }
     this.open = this.open.slice(end - this.stable);
     this.stable = end;
+  }
+
+  /**
+   * text[stable:end] as the pieces it goes into: {from, to, closes}, cut only at `cuts`;
+   * a piece closes at the first cut at least PIECE from its start.
+   */
+  _parts(end, cuts) {
+    const parts = [];
+    let start = this.stable;
+    let pieceStart = this.piece ? this.pieceStart : start;
+    if (end <= start) return parts;
+    for (const at of cuts.filter((c) => c > start && c < end).concat(end)) {
+      const closes = at - pieceStart >= PIECE;
+      if (!closes && at !== end) continue;
+      parts.push({ from: start, to: at, closes });
+      start = at;
+      if (closes) pieceStart = at;
+    }
+    return parts;
   }
 
   /** The piece text goes into now: the open one, else a new one starting at `from`. */
@@ -273,6 +306,7 @@ export class StreamRenderer {
   _reset() {
     clearTimeout(this.timer);
     this.timer = null;
+    this.job = null; // a render under way is for the old text
     this.drawn = null;
     this.openCode = null;
     this.tailAt = 0;

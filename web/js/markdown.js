@@ -1,4 +1,4 @@
-// Model text → safe HTML: marked for Markdown, highlight.js for code, then a check (or DOMPurify).
+// Model text → safe nodes: marked's HTML (markdown-html.js), then a check (or DOMPurify).
 //
 // Everything a model writes is untrusted: it may quote HTML, links with
 // javascript: URLs, or images whose only purpose is to make the app fetch a
@@ -6,46 +6,10 @@
 // fetched), links open outside the app, and what marked wrote is either only the
 // plain markup of Markdown (checked element by element) or goes through DOMPurify,
 // which keeps only plain HTML. All three libraries are vendored (web/vendor): no CDN.
-import { Marked } from "../vendor/marked/marked.esm.js";
 import DOMPurify from "../vendor/dompurify/purify.es.js";
-import hljs from "../vendor/highlight/highlight.min.js";
+import { toHtml, escapeHtml, INLINE_IMAGE, SAFE_URL } from "./markdown-html.js";
 
-const INLINE_IMAGE = /^data:image\/(?:png|gif|jpe?g|webp);/i;
-// http(s), mail and in-page anchors; everything else (javascript:, vbscript:,
-// file:, relative app URLs) loses its href.
-const SAFE_URL = /^(?:https?:|mailto:|#)/i;
-
-function escapeHtml(text) {
-  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-}
-
-function hostOf(href) {
-  try { return new URL(href).host || "link"; } catch { return "link"; }
-}
-
-const md = new Marked({
-  gfm: true,
-  renderer: {
-    image({ href, text }) {
-      if (INLINE_IMAGE.test(href || "")) return false; // the default renderer; nothing to fetch
-      const label = `🖼 ${text || "image"} (${hostOf(href)})`;
-      return `<a class="remote-image" href="${escapeHtml(href || "")}">${escapeHtml(label)}</a>`;
-    },
-    // A reply's "# Title" must not be a second h1 beside the chat's own title (nor an
-    // h2 beside the page's sections): reply headings start at h3.
-    heading({ tokens, depth }) {
-      const level = Math.min(6, depth + 2);
-      return `<h${level}>${this.parser.parseInline(tokens)}</h${level}>\n`;
-    },
-    code({ text, lang }) {
-      const language = (lang || "").trim().split(/\s+/)[0].toLowerCase();
-      if (!language || !hljs.getLanguage(language)) return false;
-      // Only named languages: auto-detection on every streamed token costs too much.
-      const html = hljs.highlight(text, { language, ignoreIllegals: true }).value;
-      return `<pre><code class="hljs language-${escapeHtml(language)}">${html}\n</code></pre>\n`;
-    },
-  },
-});
+export { toHtml, warmUp } from "./markdown-html.js";
 
 const PURIFY = {
   USE_PROFILES: { html: true }, // no SVG or MathML
@@ -80,11 +44,6 @@ function setUp() {
   // Set once, and no hooks: parsing the configuration on every call, and a hook on
   // every attribute, cost DOMPurify more than the sanitizing itself.
   DOMPurify.setConfig(PURIFY);
-}
-
-/** Markdown → HTML before sanitizing (exported for tests only). */
-export function toHtml(text) {
-  return md.parse(String(text ?? ""), { async: false });
 }
 
 function plainHtml(text) {
@@ -123,9 +82,15 @@ export function purified(html) {
 
 /** Markdown → a sanitized DocumentFragment (browser only). */
 export function renderFragment(text) {
-  // Until the nodes are put into the page nothing in them loads, and by then a remote
-  // image has lost its address and every link opens outside the app.
-  const html = toHtml(text);
+  return htmlFragment(toHtml(text));
+}
+
+/**
+ * marked's HTML (toHtml's, here or in the worker) → a sanitized DocumentFragment. Until
+ * the nodes are put into the page nothing in them loads, and by then a remote image has
+ * lost its address and every link opens outside the app.
+ */
+export function htmlFragment(html) {
   const fragment = plainFragment(html) ?? purified(html);
   for (const img of fragment.querySelectorAll("img[src]")) {
     if (!INLINE_IMAGE.test(img.getAttribute("src"))) img.removeAttribute("src");
@@ -147,22 +112,3 @@ export function renderMarkdown(text) {
   box.append(renderFragment(text));
   return box.innerHTML;
 }
-
-// highlight.js compiles a language's grammar the first time it is used: 10-100 ms in
-// one go. Done in the middle of a streamed reply that is a frozen frame, so the
-// languages models write most are compiled once, one per idle moment, after start.
-const COMMON_LANGUAGES = ["python", "javascript", "typescript", "bash", "json", "xml", "css", "sql",
-  "yaml", "go", "rust", "java", "c", "cpp", "csharp", "shell", "markdown", "diff"];
-
-/** Compile the common grammars, one per idle callback; `idle(fn)` schedules one. */
-export function warmUp(idle) {
-  const queue = COMMON_LANGUAGES.filter((l) => hljs.getLanguage(l));
-  const next = () => {
-    const language = queue.shift();
-    if (!language) return;
-    hljs.highlight("x", { language, ignoreIllegals: true });
-    idle(next);
-  };
-  idle(next);
-}
-

@@ -80,7 +80,7 @@ export class MessageView {
     this.reasoningShown = "";
     // Announced once per message when it finishes: aria-busy holds it back while streaming.
     this.body = h("div", { class: "msg-body md", "aria-live": "polite" });
-    this.renderer = new StreamRenderer(this.body);
+    this.renderer = new StreamRenderer(this.body, () => this._settled());
     this.tools = h("div", { class: "tool-calls" });
     this.error = h("div", { class: "msg-error", role: "note", hidden: true });
     this.usage = h("div", { class: "msg-usage" });
@@ -171,13 +171,12 @@ export class MessageView {
 
   _updateAssistant(msg, ctx) {
     const streaming = msg.status === "streaming";
+    this._updateText(msg);
     // Only what changed is written: a write, even of the same value, costs a style
     // and layout pass, and this runs on every frame of a streaming reply.
-    setIf(this.el.dataset, "status", msg.status || "");
+    this._markDrawn();
     setIf(this.meta, "textContent", [modelLabel(msg.modelId || ctx.chatModel), STATUS_TEXT[msg.status]].filter(Boolean).join(" · "));
-    setIf(this.body, "ariaBusy", streaming ? "true" : "false");
     setIf(this.body, "hidden", !msg.content && !streaming);
-    this._updateText(msg);
     this._updateTools(msg.toolCalls || [], ctx.toolResults, ctx.waiting, ctx.turnOver);
     const err = errorText(msg.error);
     setIf(this.error, "hidden", !err);
@@ -205,6 +204,20 @@ export class MessageView {
           ? h("button", { type: "button", class: "ghost accent", "aria-label": "Retry this reply", onclick: () => this.actions.regenerate(msg.id) }, "Retry")
           : null,
     );
+  }
+
+  /**
+   * The bubble says it is finished (its status, aria-busy off) once its text is all
+   * drawn: a reply's last render may still be away (StreamRenderer.settling).
+   */
+  _markDrawn() {
+    const status = this.renderer.settling ? "streaming" : this.msg.status || "";
+    setIf(this.el.dataset, "status", status);
+    setIf(this.body, "ariaBusy", status === "streaming" ? "true" : "false");
+  }
+
+  _settled() {
+    if (this.msg && !this.editing) this._markDrawn();
   }
 
   /** Live replies only: the clock starts when reasoning first shows while it streams. */
