@@ -28,8 +28,9 @@ PRELOAD_MARK = "<!--{{PRELOAD}}-->"
 # into the page, so it applies before the first paint without a blocking script.
 THEME_COOKIE = "numi_theme"
 THEMES = ("light", "dark")
-# The modules index.html loads; what they import statically is preloaded.
-ENTRY_MODULES = ("app/early.js", "app/main.js")
+# The module index.html loads; what it imports statically is preloaded. (app/early.js,
+# which runs before it, is a classic script that imports nothing.)
+ENTRY_MODULES = ("app/main.js",)
 # `import … from "./x.js"` / `export … from "./x.js"` at the start of a line (the UI's
 # modules write every static import that way; `import("…")` is dynamic and left out).
 STATIC_IMPORT = re.compile(r'^(?:import|export)\b[^;"\']*?\bfrom\s*"(\.{1,2}/[^"]+)"', re.M)

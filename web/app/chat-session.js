@@ -8,7 +8,9 @@ import { ChatSocket } from "./socket.js";
 import { schedule, afterPaint } from "./store.js";
 import { randomId } from "./dom.js";
 import { takeStagedAttachments } from "./attachments.js";
-import { PAGE, chatPaths, takeEarly } from "./early.js";
+
+// Set by early.js, the classic script the page runs first.
+const { PAGE, chatPaths, takeEarly } = self.numiEarly;
 
 // The events that append text, each to the message field of its own name.
 const TEXT_EVENTS = new Set(["content", "reasoning"]);

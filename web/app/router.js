@@ -2,7 +2,8 @@
 //   #/c/<chat_id>  a chat     #/settings  settings     #/ (or empty)  a new, unsaved chat
 //   #/archive  archived chats     #/trash  deleted chats
 
-import { CHAT_ROUTE } from "./early.js";
+// Set by early.js, the classic script the page runs first.
+const { CHAT_ROUTE } = self.numiEarly;
 
 export function parseRoute(hash = location.hash) {
   const path = hash.replace(/^#/, "") || "/";
