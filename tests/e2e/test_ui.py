@@ -201,18 +201,26 @@ def markdown_worker(page):
     return next((w for w in page.workers if w.url.endswith("/markdown-worker.js")), None)
 
 
-@pytest.mark.parametrize("worker", ["worker", "no worker"])
+# A worker that says it is ready and then never answers.
+SILENT_WORKER = "self.postMessage({ ready: true }); self.onmessage = () => {};"
+
+
+@pytest.mark.parametrize("worker", ["worker", "no worker", "silent worker"])
 def test_a_streamed_reply_is_drawn_as_the_saved_one_is(page, setup, worker):
     """Streamed in 3-character deltas (cutting through every marker), the reply's blocks end
     up exactly as the same text drawn from history after a reload: with the live renders'
-    Markdown done in the worker, and without it (an engine where it cannot load)."""
+    Markdown done in the worker, without it (an engine where it cannot load), and with a
+    worker that stops answering (given up after 2 s; the page renders the rest)."""
     chat = setup.chat(title="E2E markdown")
     deltas = [RICH_REPLY[i:i + 3] for i in range(0, len(RICH_REPLY), 3)]
     setup.fake.enqueue([S.delay(0.004)] + [S.text(d) for d in deltas])
     if worker == "no worker":
         page.route("**/markdown-worker.js", lambda route: route.abort())
+    if worker == "silent worker":
+        page.route("**/markdown-worker.js", lambda route: route.fulfill(
+            status=200, content_type="text/javascript", body=SILENT_WORKER))
     open_chat(page, setup.server, chat, "E2E markdown")
-    if worker == "worker":
+    if worker != "no worker":
         wait_until(lambda: markdown_worker(page), "the Markdown worker started")
         markdown_worker(page).evaluate(COUNT_WORKER_RENDERS)
     send(page, "Show me everything")
@@ -223,8 +231,8 @@ def test_a_streamed_reply_is_drawn_as_the_saved_one_is(page, setup, worker):
     live = reply.evaluate(BLOCKS_JS)
     if worker == "worker":
         assert markdown_worker(page).evaluate("self.renders") > 0
-    else:
-        assert markdown_worker(page) is None
+    else:  # never started, or stopped once it kept a render waiting
+        wait_until(lambda: markdown_worker(page) is None, "no Markdown worker running")
     page.reload()
     wait_chat_ready(page, "E2E markdown")
     reply = replies(page).last

@@ -58,12 +58,15 @@ function decorated(fragment) {
 // that comes back (markdown.js htmlFragment) and puts it in. The worker starts in an
 // idle moment after the libraries load here (or with the first render that wants it);
 // until it says it is ready, and for good if it fails (an engine without module
-// workers), renders run here as before.
+// workers, or one that stops answering), renders run here as before.
 let worker = null;
 let workerReady = false;
 let workerFailed = false;
 let jobs = 0;
-const waiting = new Map(); // job id → {texts, done}
+const waiting = new Map(); // job id → {texts, done, timer}
+// A render the worker has not answered in this long is done here, and so is every
+// render after it: a reply must never wait on a worker that died without a word.
+const PATIENCE_MS = 2000;
 
 function startWorker() {
   if (worker || workerFailed) return;
@@ -78,20 +81,28 @@ function startWorker() {
     const job = waiting.get(data?.id);
     if (!job) return;
     waiting.delete(data.id);
-    job.done(Array.isArray(data.html) && fromHtml
-      ? data.html.map((html) => decorated(fromHtml(html)))
-      : job.texts.map(markdownNodes));
+    clearTimeout(job.timer);
+    const html = Array.isArray(data.html) && data.html.length === job.texts.length ? data.html : null;
+    job.done(html && fromHtml ? html.map((h) => decorated(fromHtml(h))) : job.texts.map(markdownNodes));
   };
   worker.onerror = worker.onmessageerror = (e) => {
     e?.preventDefault?.();
-    workerFailed = true;
-    workerReady = false;
-    worker.terminate();
-    worker = null;
-    const pending = [...waiting.values()];
-    waiting.clear();
-    for (const job of pending) job.done(job.texts.map(markdownNodes));
+    stopWorker();
   };
+}
+
+/** Give the worker up for good; what it was asked is rendered here. */
+function stopWorker() {
+  workerFailed = true;
+  workerReady = false;
+  worker?.terminate();
+  worker = null;
+  const pending = [...waiting.values()];
+  waiting.clear();
+  for (const job of pending) {
+    clearTimeout(job.timer);
+    job.done(job.texts.map(markdownNodes));
+  }
 }
 
 /**
@@ -105,7 +116,7 @@ export function renderAway(texts, done) {
     return;
   }
   const id = ++jobs;
-  waiting.set(id, { texts, done });
+  waiting.set(id, { texts, done, timer: setTimeout(stopWorker, PATIENCE_MS) });
   worker.postMessage({ id, texts });
 }
 
