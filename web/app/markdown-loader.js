@@ -1,8 +1,7 @@
 // renderFragment lives in web/js/markdown.js (marked + DOMPurify, vendored). It is
 // loaded once at start; if it is missing or broken the UI still works and shows
 // model text as plain text, which is always safe.
-let render = null;
-let fromHtml = null;
+let md = null; // web/js/markdown.js, once loaded
 
 // What js/markdown.js imports, evaluated one task each before it: highlight.js alone
 // takes ~30 ms to evaluate, and the three in one task would hold the page for ~60.
@@ -13,21 +12,19 @@ export async function loadMarkdown() {
   try {
     for (const library of LIBRARIES) await import(library);
     const mod = await import("../js/markdown.js");
-    render = typeof mod.renderFragment === "function" ? mod.renderFragment : null;
-    fromHtml = render && typeof mod.htmlFragment === "function" ? mod.htmlFragment : null;
+    md = mod;
     // Off the critical path: grammars compile when the page has nothing else to do.
     const idle = window.requestIdleCallback ? (fn) => requestIdleCallback(fn, { timeout: 2000 }) : (fn) => setTimeout(fn, 50);
-    mod.warmUp?.(idle);
+    mod.warmUp(idle);
     // Ready before a reply streams, when that can be: it loads the libraries again.
-    if (fromHtml) idle(startWorker);
+    idle(startWorker);
   } catch (err) {
     console.warn("Markdown renderer unavailable; showing plain text.", err);
-    render = null;
-    fromHtml = null;
+    md = null;
   }
 }
 
-export const hasMarkdown = () => render !== null;
+export const hasMarkdown = () => md !== null;
 
 /**
  * Put `text` into `el` as sanitized Markdown (or as plain text without a renderer),
@@ -36,15 +33,15 @@ export const hasMarkdown = () => render !== null;
  */
 export function fillMarkdown(el, text) {
   el.replaceChildren(markdownNodes(text));
-  el.classList.toggle("plain", !render);
+  el.classList.toggle("plain", !md);
 }
 
 /** `text` as sanitized, finished Markdown nodes (a fragment), or a text node without a renderer. */
 export function markdownNodes(text) {
-  if (!render) return document.createTextNode(text);
+  if (!md) return document.createTextNode(text);
   // renderFragment sanitizes with DOMPurify and hands back nodes: the page never
   // parses model output as HTML itself. Decorated before it goes in: no layout yet.
-  return decorated(render(text));
+  return decorated(md.renderFragment(text));
 }
 
 function decorated(fragment) {
@@ -83,7 +80,7 @@ function startWorker() {
     waiting.delete(data.id);
     clearTimeout(job.timer);
     const html = Array.isArray(data.html) && data.html.length === job.texts.length ? data.html : null;
-    job.done(html && fromHtml ? html.map((h) => decorated(fromHtml(h))) : job.texts.map(markdownNodes));
+    job.done(html ? html.map((h) => decorated(md.htmlFragment(h))) : job.texts.map(markdownNodes));
   };
   worker.onerror = worker.onmessageerror = (e) => {
     e?.preventDefault?.();
@@ -110,7 +107,7 @@ function stopWorker() {
  * `done(fragments)` once rendered: later, from the worker, or at once here.
  */
 export function renderAway(texts, done) {
-  if (fromHtml) startWorker();
+  if (md) startWorker();
   if (!workerReady) {
     done(texts.map(markdownNodes));
     return;
