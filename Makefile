@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-py test-js bench lock clean
+.PHONY: run test test-py test-js bench lock clean web-bundle
 
 # PyGObject (the Linux desktop window and tray) is compiled here and needs
 # libgirepository1.0-dev libcairo2-dev pkg-config gcc: when it cannot be built the
@@ -19,15 +19,22 @@ $(VENV): requirements.lock pyproject.toml
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(VENV)
 
+# web/app's start-up modules bundled into web/.app-bundle, which opens a chat sooner
+# (docs/UI.md). Nothing to do when it is up to date; without it the UI runs from its
+# modules, so a bundle that cannot be made (no network for the first esbuild fetch)
+# is said and not fatal.
+web-bundle: $(VENV)
+	@$(BIN)/python build/web_bundle.py || echo "make: web/app was not bundled (see above); Numi serves its modules as they are." >&2
+
 # The desktop app; with no display or GUI backend it opens the UI in the browser instead.
-run: $(VENV)
+run: $(VENV) web-bundle
 	$(BIN)/numi
 
 # Python first, then the web UI's tests; `make test-py` / `make test-js` run one side.
 test: test-py
 	@$(MAKE) --no-print-directory test-js
 
-test-py: $(VENV)
+test-py: $(VENV) web-bundle
 	$(BIN)/python -m pytest -q --durations=12 tests --ignore=tests/bench
 
 # The web UI's pure modules (web/js) under node's own test runner; no npm install.
@@ -36,7 +43,7 @@ test-js:
 	@command -v node >/dev/null 2>&1 || { echo "make test: 'node' (Node.js 18 or newer) is needed for the web UI tests in tests/js; install it (Debian: apt-get install nodejs) and run make test again." >&2; exit 1; }
 	node --test tests/js/*.test.mjs
 
-bench: $(VENV)
+bench: $(VENV) web-bundle
 	$(BIN)/python -m pytest -q -s tests/bench
 
 # Re-pin after changing pyproject.toml's dependencies.
@@ -47,12 +54,12 @@ lock:
 	  /tmp/numi-lock/bin/pip freeze --all --exclude-editable | grep -v '^pip==' ) > requirements.lock
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) web/.app-bundle
 
 # --- packaging (issue 6) ---------------------------------------------------------------------
 .PHONY: package deb test-desktop
 # The PyInstaller one-folder app in build/out/numi, then its smoke test (headless: health, UI, one turn).
-package: $(VENV)
+package: $(VENV) web-bundle
 	rm -rf build/out/numi
 	$(BIN)/pyinstaller --noconfirm --log-level WARN --distpath build/out --workpath build/out/work build/numi.spec
 	@du -sh build/out/numi | sed 's/^/package size: /'

@@ -62,5 +62,6 @@ def create_app(config: Config) -> Flask:
     def health():
         return {"ok": True, "version": __version__}
 
-    web_assets.init_app(app, WEB_DIR)
+    # NUMI_WEB_BUNDLE=0: web/app's modules as they are, even beside an up-to-date bundle.
+    web_assets.init_app(app, WEB_DIR, bundle=os.environ.get("NUMI_WEB_BUNDLE", "1") != "0")
     return app

@@ -10,15 +10,24 @@ cached; it names the current prefix and preloads the modules the page imports at
 start (the static import graph of its entry scripts), so even a first load fetches
 them in parallel instead of level by level. Modules loaded with `import()` (screens
 a chat's first paint does not need, the Markdown libraries) are left to load later.
+
+When web/.app-bundle holds a bundle of web/app made from exactly these files (its
+manifest names their hash; build/web_bundle.py writes it), `app/…` is served from
+there first: main.js and a few chunks instead of thirty modules. A bundle made from
+other files is ignored, so an edited web/ is served as it is, never a stale copy.
 """
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import posixpath
 import re
 from pathlib import Path
 
 from flask import Flask, Response, request, send_from_directory
+
+log = logging.getLogger(__name__)
 
 # Where index.html says these, the current `/v/<version>` prefix and the
 # modulepreload links go.
@@ -35,24 +44,63 @@ ENTRY_MODULES = ("app/main.js",)
 # modules write every static import that way; `import("…")` is dynamic and left out).
 STATIC_IMPORT = re.compile(r'^(?:import|export)\b[^;"\']*?\bfrom\s*"(\.{1,2}/[^"]+)"', re.M)
 IMMUTABLE = "public, max-age=31536000, immutable"
+# web/app bundled (build/web_bundle.py): served under app/ when its manifest's source
+# hash is that of the files beside it.
+BUNDLE_DIR = ".app-bundle"
+BUNDLE_MANIFEST = "manifest.json"
+BUNDLED = "app/"
+
+
+def _sources(web_dir: Path) -> list[Path]:
+    """web/'s own files: everything but the bundle (and a bundle being written)."""
+    return sorted(p for p in web_dir.rglob("*")
+                  if p.is_file() and not p.relative_to(web_dir).parts[0].startswith(BUNDLE_DIR))
+
+
+def _digest(root: Path, files: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def source_hash(web_dir: Path) -> str:
+    return _digest(web_dir, _sources(web_dir))
 
 
 class WebAssets:
-    def __init__(self, web_dir: Path):
+    def __init__(self, web_dir: Path, bundle: bool = True):
         self.dir = web_dir
-        self.version = self._hash()
+        source = source_hash(web_dir)
+        self.bundle = self._bundle(source) if bundle else None
+        # A bundle changes what app/ serves, so it changes the version too.
+        self.version = _digest(self.dir, _sources(self.dir) + self._bundle_files()) if self.bundle else source
         self.prefix = f"/v/{self.version}"
         self.index_html = self._index()
 
-    def _files(self) -> list[Path]:
-        return sorted(p for p in self.dir.rglob("*") if p.is_file())
+    def _bundle(self, source: str) -> Path | None:
+        """web/.app-bundle, when it was made from these very files."""
+        bundle = self.dir / BUNDLE_DIR
+        try:
+            made_from = json.loads((bundle / BUNDLE_MANIFEST).read_text(encoding="utf-8"))["source"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if made_from != source:
+            log.info("web/%s was made from other files than web/'s; serving web/app as it is", BUNDLE_DIR)
+            return None
+        return bundle
 
-    def _hash(self) -> str:
-        digest = hashlib.sha256()
-        for path in self._files():
-            digest.update(path.relative_to(self.dir).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes())
-        return digest.hexdigest()[:12]
+    def _bundle_files(self) -> list[Path]:
+        return sorted(p for p in self.bundle.rglob("*") if p.is_file())
+
+    def _locate(self, name: str) -> tuple[Path, str]:
+        """The folder and the name within it that serve `name` (a web/-relative path)."""
+        if self.bundle and name.startswith(BUNDLED):
+            inner = name[len(BUNDLED):]
+            if ".." not in inner.split("/") and (self.bundle / inner).is_file():
+                return self.bundle, inner
+        return self.dir, name
 
     def _modules(self) -> list[str]:
         """The static import graph of the entry scripts, entries first (web/-relative paths)."""
@@ -60,7 +108,8 @@ class WebAssets:
         todo = list(ENTRY_MODULES)
         while todo:
             name = todo.pop(0)
-            path = self.dir / name
+            folder, inner = self._locate(name)
+            path = folder / inner
             if name in seen or name.startswith("../") or not path.is_file():
                 continue
             seen.append(name)
@@ -95,13 +144,14 @@ class WebAssets:
     def plain(self, name: str) -> Response:
         if name == "index.html":
             return self.page()
-        response = send_from_directory(self.dir, name, max_age=0)
+        folder, inner = self._locate(name)
+        response = send_from_directory(folder, inner, max_age=0)
         response.headers["Cache-Control"] = "no-cache"
         return response
 
 
-def init_app(app: Flask, web_dir: Path) -> None:
-    assets = WebAssets(web_dir)
+def init_app(app: Flask, web_dir: Path, bundle: bool = True) -> None:
+    assets = WebAssets(web_dir, bundle)
     app.extensions["numi_assets"] = assets
 
     @app.get("/")

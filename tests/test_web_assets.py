@@ -1,13 +1,15 @@
 """Serving web/: a versioned, immutable copy of every file, and a page that names it."""
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 import shutil
 from pathlib import Path
 
 from flask import Flask
 
-from backend.web_assets import IMMUTABLE, WebAssets, init_app
+from backend.web_assets import BUNDLE_DIR, BUNDLE_MANIFEST, IMMUTABLE, WebAssets, init_app, source_hash
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 
@@ -23,9 +25,9 @@ def test_page_names_the_versioned_prefix_and_preloads_the_module_graph(api):
     # The script that asks for the chat in the address runs first, before any module.
     assert html.index(f'<script src="{prefix}/app/early.js"></script>') < html.index('type="module"')
     assert f"{prefix}/app/early.js" not in preloads
-    assert f"{prefix}/app/views/chat.js" in preloads
-    assert f"{prefix}/js/reducer.js" in preloads
-    # Loaded with import() after start, not preloaded: a screen and the Markdown libraries.
+    # The start graph is preloaded (web/app's modules, or the bundle's chunks when the
+    # server found an up-to-date web/.app-bundle); never what loads with import().
+    assert preloads
     for lazy in ("app/views/settings.js", "js/markdown.js", "vendor/marked/marked.esm.js"):
         assert f"{prefix}/{lazy}" not in preloads, lazy
     # Every preloaded module exists and is cached for good under its version.
@@ -36,6 +38,15 @@ def test_page_names_the_versioned_prefix_and_preloads_the_module_graph(api):
         assert "javascript" in f.headers["Content-Type"], href
     # The CSP of every answer still holds for the files.
     assert "script-src 'self'" in api.get(f"{prefix}/app/main.js").headers["Content-Security-Policy"]
+
+
+def test_web_apps_own_start_graph_is_preloaded_without_a_bundle():
+    html = WebAssets(WEB, bundle=False).index_html
+    preloads = re.findall(r'<link rel="modulepreload" href="/v/[0-9a-f]{12}/([^"]+)">', html)
+    for module in ("app/views/chat.js", "js/reducer.js", "app/stream-render.js"):
+        assert module in preloads, module
+    for lazy in ("app/views/settings.js", "js/markdown.js", "vendor/marked/marked.esm.js", "app/early.js"):
+        assert lazy not in preloads, lazy
 
 
 def test_unversioned_and_stale_paths_are_served_but_never_cached_for_good(api):
@@ -98,3 +109,83 @@ def test_preloads_are_the_static_import_graph_of_the_entry_scripts(tmp_path):
     html = WebAssets(web).index_html
     preloads = re.findall(r'<link rel="modulepreload" href="/v/[0-9a-f]{12}/([^"]+)">', html)
     assert preloads == ["app/views/a.js", "js/b.js"]
+
+
+# --- the start bundle (build/web_bundle.py writes it; these write a small one by hand) ---
+
+def small_web(tmp_path) -> Path:
+    """A web/ with an entry importing one module, a worker and a vendored file."""
+    web = tmp_path / "web"
+    (web / "app" / "views").mkdir(parents=True)
+    (web / "vendor").mkdir()
+    (web / "index.html").write_text('<head><script type="module" src="{{ASSETS}}/app/main.js"></script><!--{{PRELOAD}}--></head>')
+    (web / "app" / "main.js").write_text('import { a } from "./views/a.js";\nconsole.log("modules", a);\n')
+    (web / "app" / "views" / "a.js").write_text("export const a = 1;\n")
+    (web / "app" / "worker.js").write_text("// the worker, never bundled\n")
+    (web / "vendor" / "lib.js").write_text("export default 2;\n")
+    return web
+
+
+def write_bundle(web: Path, source: str) -> None:
+    bundle = web / BUNDLE_DIR
+    bundle.mkdir()
+    (bundle / "main.js").write_text('import { a } from "./chunk-A1.js";\nconsole.log("bundle", a);\n')
+    (bundle / "chunk-A1.js").write_text("export const a = 1;\n")
+    (bundle / BUNDLE_MANIFEST).write_text(json.dumps({"source": source}))
+
+
+def client(web: Path, bundle: bool = True):
+    app = Flask(__name__)
+    init_app(app, web, bundle)
+    return app.test_client(), app.extensions["numi_assets"]
+
+
+def test_a_bundle_made_from_these_files_is_served_in_place_of_app(tmp_path):
+    web = small_web(tmp_path)
+    unbundled = WebAssets(web).version
+    write_bundle(web, source_hash(web))
+    http, assets = client(web)
+    assert assets.bundle == web / BUNDLE_DIR
+    # The bundle is not part of the sources' hash, but it is part of the version served.
+    assert source_hash(web) == unbundled and assets.version != unbundled
+    p = assets.prefix
+    assert re.findall(r'rel="modulepreload" href="([^"]+)"', assets.index_html) == [f"{p}/app/chunk-A1.js"]
+    main = http.get(f"{p}/app/main.js")
+    assert main.status_code == 200 and b"bundle" in main.data and main.headers["Cache-Control"] == IMMUTABLE
+    assert http.get(f"{p}/app/chunk-A1.js").status_code == 200
+    # What the bundle does not hold is web/'s own file.
+    assert http.get(f"{p}/app/worker.js").data == b"// the worker, never bundled\n"
+    assert http.get(f"{p}/vendor/lib.js").status_code == 200
+    assert http.get(f"{p}/app/views/a.js").status_code == 200
+    # No way out of either folder.
+    assert http.get(f"{p}/app/../../pyproject.toml").status_code == 404
+    assert http.get(f"{p}/app/%2e%2e/%2e%2e/pyproject.toml").status_code == 404
+    # NUMI_WEB_BUNDLE=0: the modules as they are.
+    http0, off = client(web, bundle=False)
+    assert off.bundle is None and off.version == unbundled
+    assert b"modules" in http0.get(f"{off.prefix}/app/main.js").data
+
+
+def test_a_bundle_made_from_other_files_is_never_served(tmp_path):
+    web = small_web(tmp_path)
+    write_bundle(web, source_hash(web))
+    (web / "app" / "views" / "a.js").write_text("export const a = 3; // edited after the bundle\n")
+    http, assets = client(web)
+    assert assets.bundle is None
+    assert b"modules" in http.get(f"{assets.prefix}/app/main.js").data
+    assert re.findall(r'rel="modulepreload" href="[^"]+/(app/[^"]+)"', assets.index_html) == ["app/views/a.js"]
+    # A manifest that cannot be read counts as no bundle.
+    for manifest in ("not json", "[]", '{"esbuild": "0"}'):
+        (web / BUNDLE_DIR / BUNDLE_MANIFEST).write_text(manifest)
+        assert WebAssets(web).bundle is None, manifest
+
+
+def test_the_bundle_script_leaves_an_up_to_date_bundle_alone(tmp_path):
+    spec = importlib.util.spec_from_file_location("web_bundle", WEB.parent / "build" / "web_bundle.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    web = small_web(tmp_path)
+    write_bundle(web, source_hash(web))
+    before = (web / BUNDLE_DIR / "main.js").read_text()
+    assert script.bundle(web) is False  # no esbuild run, no fetch
+    assert (web / BUNDLE_DIR / "main.js").read_text() == before

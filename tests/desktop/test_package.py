@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.web_assets import WebAssets
 from tests.fakeprovider import script as S
 from tests.fakeprovider.server import FakeProvider
 from tests.numi_client import ROOT, Api, Socket
@@ -47,6 +48,9 @@ def test_packaged_app_serves_and_streams(tmp_path):
         # The page's own modules are in the bundle and served.
         module = next(p for p in page.body.decode().split('"') if p.endswith("/app/main.js"))
         assert Api(info["port"], None).get(module).status == 200
+        # So is the start bundle made beside them (build/web_bundle.py), and it is used.
+        if WebAssets(ROOT / "web").bundle is not None:
+            assert "/app/chunk-" in page.body.decode() and "/app/views/chat.js" not in page.body.decode()
         with FakeProvider() as fake:
             provider = api.post("/api/providers", {"kind": "openai_compatible", "name": "Fake Local",
                                                    "base_url": fake.base_url, "api_key": "sk-test"}).body

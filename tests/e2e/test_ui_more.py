@@ -268,7 +268,8 @@ def test_a_screen_that_cannot_load_says_so_and_the_chat_stays(page, setup):
     """Settings is loaded on first use (web/app/lazy.js). When its module cannot be read,
     a toast says what to do, the window goes back to the chat, and the rest works."""
     chat = setup.chat(title="E2E lazy")
-    page.route(re.compile(r".*/app/views/settings\.js$"), lambda route: route.abort())
+    # Its own module, or its chunk when the page is served from the bundle (web/.app-bundle).
+    page.route(re.compile(r".*/app/(views/settings|settings-\w+)\.js$"), lambda route: route.abort())
     open_chat(page, setup.server, chat, "E2E lazy")
     page.get_by_role("button", name=re.compile("^Settings")).first.click()
     expect(page.locator(".toast", has_text="could not be loaded. Reload the window")).to_be_visible()
