@@ -52,7 +52,8 @@ INTEGRITY = {
     "win32-x64": "sha512-5ebpxr3nWMzrL/rnUI755Jkuee0bHL/Gq0WTF9lvcpv73wAp5eu8MfBUgWK9bhWvZjj7yX8etf/8tI8Ney695g==",
     "win32-arm64": "sha512-PIhhEkE9uPBleRBrQEJpUn7MBnibZzbGzYWPmY3x+YoVg/95zbjB4CxPPOQ8l5tYYM4mMaCthF8/1DIfBQQyWQ==",
 }
-REGISTRY = "https://registry.npmjs.org"
+# A mirror of the npm registry can stand in for it (the hashes above still decide).
+REGISTRY = os.environ.get("NUMI_NPM_REGISTRY", "https://registry.npmjs.org").rstrip("/")
 
 
 def npm_platform() -> str:
@@ -64,10 +65,10 @@ def npm_platform() -> str:
     return f"{system}-{arch}"
 
 
-def esbuild() -> Path:
+def esbuild(tools: Path = TOOLS) -> Path:
     """The pinned esbuild binary, fetched and checked against its pinned hash once."""
     plat = npm_platform()
-    exe = TOOLS / f"esbuild-{ESBUILD}-{plat}" / ("esbuild.exe" if plat.startswith("win32") else "esbuild")
+    exe = tools / f"esbuild-{ESBUILD}-{plat}" / ("esbuild.exe" if plat.startswith("win32") else "esbuild")
     if exe.is_file():
         return exe
     url = f"{REGISTRY}/@esbuild/{plat}/-/{plat}-{ESBUILD}.tgz"
@@ -112,5 +113,8 @@ def bundle(web: Path = WEB) -> bool:
 
 
 if __name__ == "__main__":
-    made = bundle()
+    try:
+        made = bundle()
+    except (OSError, subprocess.CalledProcessError) as err:  # no network, no disk, esbuild failed
+        raise SystemExit(f"web bundle: not made: {err}") from None
     print("web bundle: " + ("written to web/" + BUNDLE_DIR if made else "up to date"))

@@ -1,7 +1,6 @@
 """Serving web/: a versioned, immutable copy of every file, and a page that names it."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -179,13 +178,3 @@ def test_a_bundle_made_from_other_files_is_never_served(tmp_path):
         (web / BUNDLE_DIR / BUNDLE_MANIFEST).write_text(manifest)
         assert WebAssets(web).bundle is None, manifest
 
-
-def test_the_bundle_script_leaves_an_up_to_date_bundle_alone(tmp_path):
-    spec = importlib.util.spec_from_file_location("web_bundle", WEB.parent / "build" / "web_bundle.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    web = small_web(tmp_path)
-    write_bundle(web, source_hash(web))
-    before = (web / BUNDLE_DIR / "main.js").read_text()
-    assert script.bundle(web) is False  # no esbuild run, no fetch
-    assert (web / BUNDLE_DIR / "main.js").read_text() == before

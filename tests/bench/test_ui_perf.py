@@ -19,7 +19,8 @@ each new tab starts and that took as much CPU as Numi's page while it loaded, is
    message (checked each frame by a rAF loop the page runs from an init script,
    performance.now()), and first-contentful-paint.
    Target ≤ 300 ms (median of NUMI_BENCH_UI_OPENS runs, 9 by default: single opens on a
-   shared 2-core machine vary by ±50 ms). Informative: the same chat opened from the list
+   shared 2-core machine vary by ±50 ms). `make bench` bundles web/app first (docs/UI.md);
+   the figures say whether the page came from that bundle. Informative: the same chat opened from the list
    of a window showing another chat, from the click (the event's timestamp) to the first
    frame that shows its newest message.
 3. An idle open chat for NUMI_BENCH_IDLE_S seconds (30): CPU (TaskDuration, ScriptDuration)
@@ -403,6 +404,7 @@ def test_open_huge_chat(context, setup_with, start_server, fake):
                     static_requests: performance.getEntriesByType('resource').filter(r => !r.name.includes('/api/')
                       && (!res.length || r.startTime < res[0].startTime)).length,
                     rendered: document.querySelectorAll('article.msg').length,
+                    bundled: !!document.querySelector('link[rel="modulepreload"][href*="/app/chunk-"]'),
                     longest_task_ms: Math.max(0, ...window.__bench.longtasks.map(x => x.duration))};
         }""")
         info["newest_shown_ms"] = shown
@@ -437,6 +439,8 @@ def test_open_huge_chat(context, setup_with, start_server, fake):
         "messages_fetch_start_ms": round(statistics.median(r["messages_fetch_start_ms"] or 0 for r in runs), 1),
         "static_requests": runs[-1]["static_requests"],
         "rendered_messages": runs[-1]["rendered"],
+        # Served from web/.app-bundle (make web-bundle) or from web/app's modules.
+        "bundled": runs[-1]["bundled"],
         "longest_task_ms": round(max(r["longest_task_ms"] for r in runs), 1),
         "verdict": verdict(med, OPEN_TARGET_MS),
     }
@@ -517,7 +521,8 @@ def report():
             f" (target ≤ {OPEN_TARGET_MS:.0f})  {o['verdict']}",
             f"  FCP {o['fcp_ms']:.0f} ms; /messages requested at {o['messages_fetch_start_ms']:.0f} ms"
             f" (after {o['static_requests']} static requests), took {o['messages_fetch_ms']:.0f} ms;"
-            f" {o['rendered_messages']} rendered; longest task {o['longest_task_ms']:.0f} ms",
+            f" {o['rendered_messages']} rendered; longest task {o['longest_task_ms']:.0f} ms;"
+            f" {'from the start bundle' if o['bundled'] else 'from the modules (no up-to-date web/.app-bundle)'}",
             "  runs: " + ", ".join(f"{r['newest_shown_ms']:.0f}" for r in o["runs"]) + " ms",
             f"  from another chat of an open window (a click on its row): newest shown {o['switch_ms']:.0f} ms;"
             " runs: " + ", ".join(f"{x}" for x in o["switch_runs"]) + " ms",
