@@ -75,7 +75,11 @@ class WebAssets:
         source = source_hash(web_dir)
         self.bundle = self._bundle(source) if bundle else None
         # A bundle changes what app/ serves, so it changes the version too.
-        self.version = _digest(self.dir, _sources(self.dir) + self._bundle_files()) if self.bundle else source
+        if self.bundle:
+            both = source + _digest(self.bundle, sorted(p for p in self.bundle.rglob("*") if p.is_file()))
+            self.version = hashlib.sha256(both.encode()).hexdigest()[:12]
+        else:
+            self.version = source
         self.prefix = f"/v/{self.version}"
         self.index_html = self._index()
 
@@ -90,9 +94,6 @@ class WebAssets:
             log.info("web/%s was made from other files than web/'s; serving web/app as it is", BUNDLE_DIR)
             return None
         return bundle
-
-    def _bundle_files(self) -> list[Path]:
-        return sorted(p for p in self.bundle.rglob("*") if p.is_file())
 
     def _locate(self, name: str) -> tuple[Path, str]:
         """The folder and the name within it that serve `name` (a web/-relative path)."""
