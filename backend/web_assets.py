@@ -69,11 +69,23 @@ def source_hash(web_dir: Path) -> str:
     return _digest(web_dir, _sources(web_dir))
 
 
+def fresh_bundle(web_dir: Path, source: str) -> Path | None:
+    """web/.app-bundle when its manifest says it was made from files of hash `source`."""
+    bundle = web_dir / BUNDLE_DIR
+    try:
+        made_from = json.loads((bundle / BUNDLE_MANIFEST).read_text(encoding="utf-8"))["source"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return bundle if made_from == source else None
+
+
 class WebAssets:
     def __init__(self, web_dir: Path, bundle: bool = True):
         self.dir = web_dir
         source = source_hash(web_dir)
-        self.bundle = self._bundle(source) if bundle else None
+        self.bundle = fresh_bundle(web_dir, source) if bundle else None
+        if bundle and not self.bundle and (web_dir / BUNDLE_DIR).is_dir():
+            log.info("web/%s was not made from web/'s files; serving web/app as it is", BUNDLE_DIR)
         # A bundle changes what app/ serves, so it changes the version too.
         if self.bundle:
             both = source + _digest(self.bundle, sorted(p for p in self.bundle.rglob("*") if p.is_file()))
@@ -82,18 +94,6 @@ class WebAssets:
             self.version = source
         self.prefix = f"/v/{self.version}"
         self.index_html = self._index()
-
-    def _bundle(self, source: str) -> Path | None:
-        """web/.app-bundle, when it was made from these very files."""
-        bundle = self.dir / BUNDLE_DIR
-        try:
-            made_from = json.loads((bundle / BUNDLE_MANIFEST).read_text(encoding="utf-8"))["source"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        if made_from != source:
-            log.info("web/%s was made from other files than web/'s; serving web/app as it is", BUNDLE_DIR)
-            return None
-        return bundle
 
     def _locate(self, name: str) -> tuple[Path, str]:
         """The folder and the name within it that serve `name` (a web/-relative path)."""

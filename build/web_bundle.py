@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from backend.web_assets import BUNDLE_DIR, BUNDLE_MANIFEST, source_hash  # noqa: E402
+from backend.web_assets import BUNDLE_DIR, BUNDLE_MANIFEST, fresh_bundle, source_hash  # noqa: E402
 
 WEB = ROOT / "web"
 TOOLS = ROOT / ".venv" / "tools"
@@ -89,24 +89,26 @@ def esbuild(tools: Path = TOOLS) -> Path:
     return exe
 
 
-def bundle(web: Path = WEB) -> bool:
+def bundle(web: Path = WEB, tools: Path = TOOLS) -> bool:
     """Write web/.app-bundle from web/app/main.js; False when it was already up to date."""
-    out = web / BUNDLE_DIR
     source = source_hash(web)
-    try:
-        if json.loads((out / BUNDLE_MANIFEST).read_text())["source"] == source:
-            return False
-    except (OSError, ValueError, KeyError):
-        pass
+    if fresh_bundle(web, source):
+        return False
+    out = web / BUNDLE_DIR
     staging = web / (BUNDLE_DIR + ".part")
     shutil.rmtree(staging, ignore_errors=True)
-    subprocess.run([
-        str(esbuild()), "app/main.js", "--bundle", "--format=esm", "--splitting",
-        f"--outdir={staging.name}", "--target=es2022", "--charset=utf8", "--log-level=warning",
-        # Loaded as files at run time (see the module's docstring).
-        "--external:./vendor/*",
-    ], cwd=web, check=True)
-    (staging / BUNDLE_MANIFEST).write_text(json.dumps({"source": source, "esbuild": ESBUILD}) + "\n")
+    try:
+        subprocess.run([
+            str(esbuild(tools)), "app/main.js", "--bundle", "--format=esm", "--splitting",
+            f"--outdir={staging.name}", "--target=es2022", "--charset=utf8", "--log-level=warning",
+            # Loaded as files at run time (see the module's docstring).
+            "--external:./vendor/*",
+        ], cwd=web, check=True)
+        (staging / BUNDLE_MANIFEST).write_text(json.dumps({"source": source, "esbuild": ESBUILD}) + "\n")
+    except BaseException:
+        # Half a bundle must not be left in web/ (the packaging copies web/ whole).
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     shutil.rmtree(out, ignore_errors=True)
     os.replace(staging, out)
     return True

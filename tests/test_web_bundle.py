@@ -9,6 +9,7 @@ import importlib.util
 import io
 import json
 import tarfile
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -99,3 +100,23 @@ def test_an_up_to_date_bundle_is_left_alone(script, tmp_path):
     script.REGISTRY = "http://127.0.0.1:9"  # nothing is fetched: a fetch would fail
     assert script.bundle(web) is False
     assert (web / BUNDLE_DIR / "main.js").read_text() == "bundled\n"
+
+
+def test_a_failed_bundle_leaves_no_half_bundle_and_keeps_the_old_one(script, tmp_path):
+    web = tmp_path / "web"
+    (web / "app").mkdir(parents=True)
+    (web / "app" / "main.js").write_text("export const a = 1;\n")
+    (web / BUNDLE_DIR).mkdir()
+    (web / BUNDLE_DIR / "main.js").write_text("older bundle\n")
+    # An unreadable manifest means "not up to date", not a crash.
+    (web / BUNDLE_DIR / BUNDLE_MANIFEST).write_text("[]")
+    # An esbuild that writes part of its output, then fails.
+    plat = script.npm_platform()
+    exe = tmp_path / "tools" / f"esbuild-{script.ESBUILD}-{plat}" / "esbuild"
+    exe.parent.mkdir(parents=True)
+    exe.write_text('#!/bin/sh\nmkdir -p .app-bundle.part && echo half > .app-bundle.part/main.js\nexit 3\n')
+    exe.chmod(0o755)
+    with pytest.raises(subprocess.CalledProcessError):
+        script.bundle(web, tmp_path / "tools")
+    assert not (web / (BUNDLE_DIR + ".part")).exists()
+    assert (web / BUNDLE_DIR / "main.js").read_text() == "older bundle\n"
