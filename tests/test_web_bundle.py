@@ -90,26 +90,27 @@ def test_the_pinned_package_is_unpacked_once_and_kept(script, registry, tmp_path
     assert len(registry["paths"]) == 1  # the second call fetched nothing
 
 
-def test_an_up_to_date_bundle_is_left_alone(script, tmp_path):
+def web_with_bundle(tmp_path, manifest=None) -> Path:
+    """A web/ of one module and a bundle of it; its manifest names web/'s hash unless given."""
     web = tmp_path / "web"
     (web / "app").mkdir(parents=True)
     (web / "app" / "main.js").write_text("export const a = 1;\n")
     (web / BUNDLE_DIR).mkdir()
     (web / BUNDLE_DIR / "main.js").write_text("bundled\n")
-    (web / BUNDLE_DIR / BUNDLE_MANIFEST).write_text(json.dumps({"source": source_hash(web)}))
+    (web / BUNDLE_DIR / BUNDLE_MANIFEST).write_text(manifest or json.dumps({"source": source_hash(web)}))
+    return web
+
+
+def test_an_up_to_date_bundle_is_left_alone(script, tmp_path):
+    web = web_with_bundle(tmp_path)
     script.REGISTRY = "http://127.0.0.1:9"  # nothing is fetched: a fetch would fail
     assert script.bundle(web) is False
     assert (web / BUNDLE_DIR / "main.js").read_text() == "bundled\n"
 
 
 def test_a_failed_bundle_leaves_no_half_bundle_and_keeps_the_old_one(script, tmp_path):
-    web = tmp_path / "web"
-    (web / "app").mkdir(parents=True)
-    (web / "app" / "main.js").write_text("export const a = 1;\n")
-    (web / BUNDLE_DIR).mkdir()
-    (web / BUNDLE_DIR / "main.js").write_text("older bundle\n")
     # An unreadable manifest means "not up to date", not a crash.
-    (web / BUNDLE_DIR / BUNDLE_MANIFEST).write_text("[]")
+    web = web_with_bundle(tmp_path, manifest="[]")
     # An esbuild that writes part of its output, then fails.
     plat = script.npm_platform()
     exe = tmp_path / "tools" / f"esbuild-{script.ESBUILD}-{plat}" / "esbuild"
@@ -119,4 +120,4 @@ def test_a_failed_bundle_leaves_no_half_bundle_and_keeps_the_old_one(script, tmp
     with pytest.raises(subprocess.CalledProcessError):
         script.bundle(web, tmp_path / "tools")
     assert not (web / (BUNDLE_DIR + ".part")).exists()
-    assert (web / BUNDLE_DIR / "main.js").read_text() == "older bundle\n"
+    assert (web / BUNDLE_DIR / "main.js").read_text() == "bundled\n"  # the previous bundle
