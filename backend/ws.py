@@ -36,14 +36,41 @@ CLOSE_UNKNOWN_CHAT = 4404
 CLOSED_CHECK_S = 1.0
 # A socket that says nothing after connecting is sent live events after this long.
 START_GRACE_S = 1.0
-# Text frames go out at most this often (0: no limit). A model can write a thousand
-# deltas a second; a window draws sixty frames, and text that grows thirty times a
-# second reads as continuous. Holding the next text frame until this much time has
-# passed since the last lets coalesce() merge what arrives meanwhile, so the client
-# parses and applies one frame where it would have had thirty. Text that follows a
-# pause longer than this (a reply's first words) goes out at once.
+# Text frames go out at most this often while a model writes fast (0: no pacing). A
+# model can write a thousand deltas a second; a window draws sixty frames, and text
+# that grows thirty times a second reads as continuous. Holding the next text frame
+# until this much time has passed since the last lets coalesce() merge what arrives
+# meanwhile, so the client parses and applies one frame where it would have had thirty.
 TEXT_PACE_S = float(os.environ.get("NUMI_WS_TEXT_PACE_MS", "33")) / 1000
+# At ordinary rates each delta goes out as soon as it comes (a hold of a few ms merges
+# a burst read in one go): a model writing a hundred deltas a second must not see its
+# text wait up to TEXT_PACE_S. The long pace starts once the deltas come faster than
+# FAST_DELTAS_PER_S, and ends with the first frame whose deltas came slower.
+QUICK_PACE_S = min(TEXT_PACE_S, 0.008)
+FAST_DELTAS_PER_S = 250.0
 TEXT_TYPES = ("content", "reasoning")
+
+
+class TextPacer:
+    """How long the writer holds its next frame: see TEXT_PACE_S and QUICK_PACE_S."""
+
+    def __init__(self, pace: float = TEXT_PACE_S, quick: float = QUICK_PACE_S,
+                 fast_rate: float = FAST_DELTAS_PER_S):
+        self.fast_pace, self.quick_pace, self.fast_rate = pace, quick, fast_rate
+        self.pace = quick
+        self.last: float | None = None  # when the last text frame went out (monotonic)
+
+    def hold(self, now: float) -> float:
+        return 0.0 if self.last is None else max(0.0, self.last + self.pace - now)
+
+    def sent(self, deltas: int, now: float) -> None:
+        """A frame carrying `deltas` text deltas (merged, or none) went out at `now`."""
+        if not deltas:
+            return
+        if self.last is not None:
+            rate = deltas / max(now - self.last, 1e-6)
+            self.pace = self.fast_pace if rate >= self.fast_rate else self.quick_pace
+        self.last = now
 
 
 class _LockedSocket:
@@ -109,22 +136,22 @@ class Connection:
             # behind them and the client would see text twice or out of order.
             # Nothing is lost meanwhile; the cursor stays at the connect point.
             self.started.wait(START_GRACE_S)
-            last_text = 0.0
+            pacer = TextPacer()
             while True:
                 self.sub.wake.wait()
                 self.sub.wake.clear()
                 if self.closed:
                     break
-                hold = last_text + TEXT_PACE_S - time.monotonic()
+                hold = pacer.hold(time.monotonic())
                 if hold > 0:
                     time.sleep(hold)
                 # Hub events first: a direct answer (an error for a frame) must not
                 # overtake events the hub published before that frame was handled.
-                events = coalesce(self.sub.pull()) + self._take_direct()
+                pulled = self.sub.pull()
+                events = coalesce(pulled) + self._take_direct()
                 for event in events:
                     self.ws.send(encode(event))
-                if any(e["type"] in TEXT_TYPES for e in events):
-                    last_text = time.monotonic()
+                pacer.sent(sum(e["type"] in TEXT_TYPES for e in pulled), time.monotonic())
         except (ConnectionClosed, OSError):
             pass
         finally:
