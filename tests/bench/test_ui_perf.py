@@ -11,7 +11,8 @@ each new tab starts and that took as much CPU as Numi's page while it loaded, is
    that took over 50 ms, each holding back duration / 16.7 - 1 frames). Baseline, same run: the time to
    render the finished reply once — the main thread's time (TaskDuration: script, style,
    layout, paint) loading its chat fresh, less loading an empty chat right after (the
-   median over NUMI_BENCH_UI_PAIRS such pairs, 7 by default).
+   median over NUMI_BENCH_UI_PAIRS such pairs, 15 by default: one pair's difference
+   varies by a third either way on this machine; each is in ui.json).
    Informative: the stream's scripting against the load's scripting, whole and net.
    Targets: no task > 50 ms; stream scripting ≤ 3 × the render once.
 2. Opening a 10 000-message chat (rows written straight into <data_dir>/numi.db while the
@@ -32,7 +33,7 @@ Targets print PASS / MISS; the test fails only when grossly off (3x the target).
 go to test-artifacts/bench/ui.json.
 
 Knobs (env): NUMI_BENCH_UI_TOKENS (20000), NUMI_BENCH_UI_DELAY (0.001),
-NUMI_BENCH_UI_MESSAGES (10000), NUMI_BENCH_UI_OPENS (9), NUMI_BENCH_UI_PAIRS (7),
+NUMI_BENCH_UI_MESSAGES (10000), NUMI_BENCH_UI_OPENS (9), NUMI_BENCH_UI_PAIRS (15),
 NUMI_BENCH_IDLE_S (30).
 """
 from __future__ import annotations
@@ -56,7 +57,7 @@ TOKENS = int(os.environ.get("NUMI_BENCH_UI_TOKENS", "20000"))
 DELAY = float(os.environ.get("NUMI_BENCH_UI_DELAY", "0.001"))
 N_MESSAGES = int(os.environ.get("NUMI_BENCH_UI_MESSAGES", "10000"))
 OPENS = int(os.environ.get("NUMI_BENCH_UI_OPENS", "9"))
-LOAD_PAIRS = int(os.environ.get("NUMI_BENCH_UI_PAIRS", "7"))
+LOAD_PAIRS = int(os.environ.get("NUMI_BENCH_UI_PAIRS", "15"))
 LOAD_SETTLE_MS = 2500
 IDLE_S = float(os.environ.get("NUMI_BENCH_IDLE_S", "30"))
 
@@ -277,7 +278,8 @@ def test_stream_long_markdown_reply(context, setup):
     net = max(statistics.median(c["script_ms"] - e["script_ms"] for (c, _), e in pairs), 1e-6)
     # The time to render the finished reply once: what loading its chat costs the main
     # thread (script, style, layout, paint) beyond loading an empty chat.
-    render_once = max(statistics.median(c["task_ms"] - e["task_ms"] for (c, _), e in pairs), 1e-6)
+    render_once_runs = [c["task_ms"] - e["task_ms"] for (c, _), e in pairs]
+    render_once = max(statistics.median(render_once_runs), 1e-6)
     ratio = stream_cpu["script_ms"] / render_once
 
     RESULTS["stream"] = {
@@ -290,6 +292,7 @@ def test_stream_long_markdown_reply(context, setup):
         "empty_chat_load_task_ms": round(empty_task, 1),
         "one_shot_net_script_ms": round(net, 1),
         "render_once_ms": round(render_once, 1), "load_pairs": LOAD_PAIRS,
+        "render_once_runs": [round(x) for x in render_once_runs],
         "ratio_script_vs_render_once": round(ratio, 2),
         "ratio_script_vs_load": round(stream_cpu["script_ms"] / one_shot["script_ms"], 2),
         "ratio_script_vs_net_render": round(stream_cpu["script_ms"] / net, 2),
