@@ -34,7 +34,10 @@ go to test-artifacts/bench/ui.json.
 
 Knobs (env): NUMI_BENCH_UI_TOKENS (20000), NUMI_BENCH_UI_DELAY (0.001),
 NUMI_BENCH_UI_MESSAGES (10000), NUMI_BENCH_UI_OPENS (9), NUMI_BENCH_UI_PAIRS (15),
-NUMI_BENCH_IDLE_S (30).
+NUMI_BENCH_IDLE_S (30). NUMI_BENCH_UI_PROFILE=1 samples the page's JavaScript during the stream
+(CDP Profiler, every 250 µs) and prints where it went — the functions' own and inclusive time,
+in ui.json as stream.profile; the sampling itself adds to the stream's figures, so a profiled
+run is for finding costs, not for its verdict.
 """
 from __future__ import annotations
 
@@ -58,6 +61,8 @@ DELAY = float(os.environ.get("NUMI_BENCH_UI_DELAY", "0.001"))
 N_MESSAGES = int(os.environ.get("NUMI_BENCH_UI_MESSAGES", "10000"))
 OPENS = int(os.environ.get("NUMI_BENCH_UI_OPENS", "9"))
 LOAD_PAIRS = int(os.environ.get("NUMI_BENCH_UI_PAIRS", "15"))
+PROFILE = os.environ.get("NUMI_BENCH_UI_PROFILE") == "1"
+PROFILE_TOP = 30
 LOAD_SETTLE_MS = 2500
 IDLE_S = float(os.environ.get("NUMI_BENCH_IDLE_S", "30"))
 
@@ -176,6 +181,37 @@ def verdict(value: float, target: float) -> str:
 
 # --- the streamed reply ------------------------------------------------------------
 
+def profile_summary(profile: dict) -> dict:
+    """A CDP CPU profile as milliseconds per function ("name file:line"): its own time
+    and its inclusive time (itself and what it called), the largest PROFILE_TOP of each."""
+    nodes = {n["id"]: n for n in profile["nodes"]}
+    parent = {c: n["id"] for n in profile["nodes"] for c in n.get("children", [])}
+
+    def name(node_id: int) -> str:
+        f = nodes[node_id]["callFrame"]
+        return f'{f["functionName"] or "(anonymous)"} {f["url"].rsplit("/", 1)[-1]}:{f["lineNumber"] + 1}'
+
+    own: dict[str, float] = {}
+    inclusive: dict[str, float] = {}
+    for node_id, dt in zip(profile["samples"], profile["timeDeltas"]):
+        own[name(node_id)] = own.get(name(node_id), 0) + dt / 1000
+        seen = set()
+        while node_id is not None:
+            key = name(node_id)
+            if key not in seen:  # a recursive function counts once per sample
+                seen.add(key)
+                inclusive[key] = inclusive.get(key, 0) + dt / 1000
+            node_id = parent.get(node_id)
+    # Not the page's JavaScript: time outside it, and the tree's root.
+    native = ("(idle)", "(program)", "(root)")
+    top = lambda d: {k: round(v, 1) for k, v in sorted(d.items(), key=lambda kv: -kv[1])
+                     if not k.startswith(native)}
+    own_top, inclusive_top = top(own), top(inclusive)
+    return {"js_ms": round(sum(own_top.values()), 1),
+            "own_ms": dict(list(own_top.items())[:PROFILE_TOP]),
+            "inclusive_ms": dict(list(inclusive_top.items())[:PROFILE_TOP])}
+
+
 def markdown_reply(tokens: int) -> list[str]:
     """A long Markdown answer split into ~token-sized deltas (a word with its leading space)."""
     deltas: list[str] = []
@@ -223,6 +259,10 @@ def test_stream_long_markdown_reply(context, setup):
 
     box = page.locator(".composer-input")
     box.fill("Write the long answer")
+    if PROFILE:
+        page.cdp.send("Profiler.enable")
+        page.cdp.send("Profiler.setSamplingInterval", {"interval": 250})
+        page.cdp.send("Profiler.start")
     before = metrics(page)
     page.evaluate("window.__bench.start()")
     t0 = time.monotonic()
@@ -238,6 +278,7 @@ def test_stream_long_markdown_reply(context, setup):
     page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
     window = page.evaluate("window.__bench.stop()")
     after = metrics(page)
+    profile = profile_summary(page.cdp.send("Profiler.stop")["profile"]) if PROFILE else None
     # The frame observer is heard: a frame held 80 ms by a busy callback is reported.
     assert window["frames_observed"] and page.evaluate(HELD_FRAME_SEEN), \
         "this Chromium reports no long-animation-frame entries"
@@ -299,6 +340,8 @@ def test_stream_long_markdown_reply(context, setup):
         "longest_task_verdict": verdict(window["longest_task_ms"], LONGTASK_TARGET_MS),
         "ratio_verdict": verdict(ratio, STREAM_RATIO_TARGET),
     }
+    if profile:
+        RESULTS["stream"]["profile"] = profile
     assert window["longest_task_ms"] <= GROSS * LONGTASK_TARGET_MS, RESULTS["stream"]
     assert ratio <= GROSS * STREAM_RATIO_TARGET, RESULTS["stream"]
 
@@ -517,6 +560,13 @@ def report():
             f" (longest {w['max_frame_ms']:.0f} ms, ~{w['dropped_frames']} frames dropped)",
             "  top long tasks [s into window, ms]: " + ", ".join(f"[{a}, {b}]" for a, b in w["top_longtasks"]),
         ]
+        if "profile" in s:
+            p = s["profile"]
+            lines.append(f"  profiled (NUMI_BENCH_UI_PROFILE; the figures above include the sampling):"
+                         f" JavaScript {p['js_ms']:.0f} ms")
+            for title, key in (("own time", "own_ms"), ("inclusive", "inclusive_ms")):
+                lines.append(f"  {title}:")
+                lines += [f"    {ms:7.1f}  {fn}" for fn, ms in p[key].items()]
     o = RESULTS.get("open")
     if o:
         lines += [

@@ -65,10 +65,13 @@ export function plainFragment(html) {
   for (const el of template.content.querySelectorAll("*")) {
     const allowed = PLAIN_MARKUP.get(el.tagName);
     if (!allowed) return null;
-    for (const { name, value } of el.attributes) {
+    // Names only: iterating el.attributes makes an Attr node per attribute, and
+    // highlighted code is a span with a class per token.
+    if (!el.hasAttributes()) continue;
+    for (const name of el.getAttributeNames()) {
       if (!allowed.includes(name)) return null;
-      if (name === "href" && !SAFE_URL.test(value)) return null;
-      if (name === "src" && !INLINE_IMAGE.test(value)) return null;
+      if (name === "href" && !SAFE_URL.test(el.getAttribute(name))) return null;
+      if (name === "src" && !INLINE_IMAGE.test(el.getAttribute(name))) return null;
     }
   }
   return template.content;
@@ -91,9 +94,13 @@ export function renderFragment(text) {
  * lost its address and every link opens outside the app.
  */
 export function htmlFragment(html) {
-  const fragment = plainFragment(html) ?? purified(html);
-  for (const img of fragment.querySelectorAll("img[src]")) {
-    if (!INLINE_IMAGE.test(img.getAttribute("src"))) img.removeAttribute("src");
+  let fragment = plainFragment(html);
+  if (!fragment) {
+    fragment = purified(html);
+    // plainFragment lets through only inline images; DOMPurify keeps any http(s) one.
+    for (const img of fragment.querySelectorAll("img[src]")) {
+      if (!INLINE_IMAGE.test(img.getAttribute("src"))) img.removeAttribute("src");
+    }
   }
   for (const a of fragment.querySelectorAll("a[href]")) {
     a.setAttribute("target", "_blank");
