@@ -144,7 +144,7 @@ class Connection:
                     break
                 hold = pacer.hold(time.monotonic())
                 if hold > 0:
-                    time.sleep(hold)
+                    self.sub.behind.wait(hold)  # cut short before the ring could overtake it
                 # Hub events first: a direct answer (an error for a frame) must not
                 # overtake events the hub published before that frame was handled.
                 pulled = self.sub.pull()

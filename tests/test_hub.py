@@ -34,6 +34,20 @@ def test_a_reader_behind_the_ring_gets_one_snapshot(monkeypatch):
     assert snap["status"] == "complete" and snap["last_event_id"] == h.last_event_id
 
 
+def test_a_reader_is_told_when_it_is_falling_behind_and_not_before():
+    h = ChatHub("c", "e1")
+    sub = h.subscribe()
+    h.publish("turn_start", "t1", user_message_id=1)
+    for i in range(hubmod.BEHIND - 2):
+        h.publish("content", "t1", delta=str(i), message_id=7)
+    assert not sub.behind.is_set()
+    h.publish("content", "t1", delta="last", message_id=7)  # the BEHIND-th event waiting
+    assert sub.behind.is_set()
+    assert len(sub.pull()) == hubmod.BEHIND and not sub.behind.is_set()
+    h.publish("content", "t1", delta="more", message_id=7)
+    assert not sub.behind.is_set()
+
+
 def test_trim_drops_an_expired_turn_but_keeps_counting(monkeypatch):
     h = ChatHub("c", "e1")
     turn(h)

@@ -1,6 +1,7 @@
 """The WebSocket turn protocol against the real server process and the fake provider."""
 import json
 
+from backend.turns import hub
 from tests.fakeprovider import script as S
 
 
@@ -89,7 +90,7 @@ def test_resume_after_missed_events_replays_only_the_rest(setup):
 
 def test_resume_behind_the_log_gets_one_snapshot(setup):
     chat = setup.chat(title="t")
-    setup.fake.enqueue([S.blast(6000, "x{i} ")])
+    setup.fake.enqueue([S.blast(hub.LOG_CAPACITY + 2000, "x{i} ")])
     sock = setup.socket(chat)
     send(sock, "go", "r1")
     sock.until("turn_end", timeout=60)
@@ -99,6 +100,24 @@ def test_resume_behind_the_log_gets_one_snapshot(setup):
     snap = late.until("snapshot")
     assert snap["content"] == saved and snap["status"] == "complete"
     assert snap["message_id"] == setup.messages(chat)[-1]["id"]
+
+
+def test_a_paced_socket_gets_every_delta_of_a_burst_larger_than_the_log(setup_with):
+    # A burst of five times the event log, written as fast as the fake can, under a text
+    # pace so long that the whole burst fits in one wait: the socket must be woken before
+    # the log moves past what it has not sent, not handed a snapshot instead.
+    setup = setup_with({"NUMI_WS_TEXT_PACE_MS": "5000"})
+    chat = setup.chat(title="t")
+    n = 5 * hub.LOG_CAPACITY
+    setup.fake.enqueue([S.blast(n, "x{i} ")])
+    sock = setup.socket(chat)
+    send(sock, "go", "r1")
+    while sock.recv(timeout=60)["type"] not in ("turn_end", "snapshot"):
+        pass
+    assert not sock.of("snapshot"), "the socket fell behind the event log and was sent a snapshot"
+    deltas = "".join(e["delta"] for e in sock.of("content"))
+    assert deltas == setup.messages(chat)[-1]["content"]
+    assert deltas.endswith(f"x{n - 1} ")
 
 
 def test_resume_with_nothing_retained_sends_stored_snapshot(setup):

@@ -11,7 +11,16 @@ import threading
 import time
 from collections import deque
 
-LOG_CAPACITY = 4096  # events kept per chat; the contract asks for at least 500
+# Events kept per chat (the contract asks for at least 500). A reader's writer thread
+# can stall for tens of ms (the GIL, a full socket) while a local model writes a
+# hundred thousand deltas a second: at 4096 the relay benchmark's readers fell off the
+# end mid-reply. A full log is ~6 MB (measured), held only while a turn is retained.
+LOG_CAPACITY = 16384
+# A socket holding its next frame back (ws.py paces text) stops waiting once this many
+# events wait for it: a pace must never be what pushes a reader past the ring's end
+# (a model can write thousands of deltas in one pace, and a snapshot of the whole
+# reply would then stand in for them).
+BEHIND = LOG_CAPACITY // 8
 FINISHED_TURN_TTL = 180.0  # seconds a finished turn stays replayable
 
 
@@ -54,6 +63,7 @@ class Subscription:
         self.cursor = cursor  # the last event id this socket has been given
         self.wake = threading.Event()
         self.wake.set()
+        self.behind = threading.Event()  # BEHIND events or more wait for this socket
 
     def pull(self) -> list[dict]:
         return self.hub._pull(self)
@@ -98,6 +108,8 @@ class ChatHub:
             # a flag seen set means this event will be in its next pull.
             if not sub.wake.is_set():
                 sub.wake.set()
+            if event["event_id"] - sub.cursor >= BEHIND and not sub.behind.is_set():
+                sub.behind.set()
         return event
 
     def next_direct_id(self) -> int:
@@ -153,6 +165,7 @@ class ChatHub:
 
     def _pull(self, sub: Subscription) -> list[dict]:
         with self._lock:
+            sub.behind.clear()
             if sub.cursor >= self._last_id:
                 return []
             oldest = self._log[0]["event_id"] if self._log else self._last_id + 1

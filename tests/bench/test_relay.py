@@ -252,6 +252,10 @@ class Numi:
                     return t_send, t_content, t, frames
                 elif kind == "error":
                     raise AssertionError(f"turn failed: {event}")
+                elif kind == "snapshot":
+                    # Within the protocol, but a relay that keeps up never sends one mid-turn.
+                    raise AssertionError(f"this socket fell behind the event log after {got} characters"
+                                         f" and was sent a snapshot (event {event['event_id']})")
 
     def stop(self):
         self.server.stop()
