@@ -24,10 +24,12 @@ each new tab starts and that took as much CPU as Numi's page while it loaded, is
    the figures say whether the page came from that bundle. Informative: the same chat opened from the list
    of a window showing another chat, from the click (the event's timestamp) to the first
    frame that shows its newest message.
-3. An idle open chat for NUMI_BENCH_IDLE_S seconds (30): CPU (TaskDuration, ScriptDuration)
-   per second. Target ≈ 0: scripting ≤ 0.5 ms/s and task time ≤ 5 ms/s (the composer keeps
-   focus, and its blinking caret alone costs ~2-3 ms/s of paint tasks). Then, as a diagnostic, a third
-   of that again with focus removed from the composer (a blinking caret repaints).
+3. An idle open chat for NUMI_BENCH_IDLE_S seconds (30), the composer focused as it stays:
+   CPU (TaskDuration, ScriptDuration) per second. Baseline, same run: a bare page holding
+   only a focused <textarea>, for a third as long — a blinking caret costs the browser a
+   frame twice a second, 2.6–19 ms/s of task time on the same code and machine here, and
+   that is the browser's, not the page's. Target ≈ 0: scripting ≤ 0.5 ms/s and task time
+   beyond the bare caret's ≤ 5 ms/s. Diagnostic: the chat again with nothing focused.
 
 Targets print PASS / MISS; the test fails only when grossly off (3x the target). Figures
 go to test-artifacts/bench/ui.json.
@@ -69,7 +71,7 @@ IDLE_S = float(os.environ.get("NUMI_BENCH_IDLE_S", "30"))
 LONGTASK_TARGET_MS = 50.0
 STREAM_RATIO_TARGET = 3.0
 OPEN_TARGET_MS = 300.0
-IDLE_TARGET_MS_PER_S = 5.0         # task time; a focused textarea's caret blink alone is ~2-3 ms/s
+IDLE_TARGET_MS_PER_S = 5.0         # task time beyond a bare focused textarea's (its caret blinks)
 IDLE_SCRIPT_TARGET_MS_PER_S = 0.5  # scripting: nothing of the app's should run
 GROSS = 3.0
 
@@ -520,13 +522,29 @@ def test_idle_page_cpu(context, setup):
     blurred = {k: round(v / blur_s, 3) for k, v in cpu_delta(b0, b1).items()}
     assert not page.page_errors, page.page_errors
     page.close()
+
+    # Baseline: the same browser with only a focused text field on the page.
+    bare = new_page(context)
+    bare.set_content("<textarea aria-label='bare'></textarea>")
+    bare.locator("textarea").focus()
+    bare.wait_for_timeout(500)
+    c0 = metrics(bare)
+    time.sleep(blur_s)
+    c1 = metrics(bare)
+    bare_focused = bare.evaluate("document.activeElement.tagName")
+    bare.close()
+    caret = {k: round(v / blur_s, 3) for k, v in cpu_delta(c0, c1).items()}
+    assert bare_focused == "TEXTAREA", bare_focused
+
     per_s = {k: round(v / IDLE_S, 3) for k, v in d.items()}
+    beyond = round(per_s["task_ms"] - caret["task_ms"], 3)
     RESULTS["idle"] = {"seconds": IDLE_S, "cpu_ms": {k: round(v, 1) for k, v in d.items()},
                        "cpu_ms_per_s": per_s, "focused": focused,
+                       "bare_caret_cpu_ms_per_s": caret, "task_ms_per_s_beyond_caret": beyond,
                        "blurred_seconds": blur_s, "blurred_cpu_ms_per_s": blurred,
-                       "verdict": "PASS" if per_s["task_ms"] <= IDLE_TARGET_MS_PER_S
+                       "verdict": "PASS" if beyond <= IDLE_TARGET_MS_PER_S
                        and per_s["script_ms"] <= IDLE_SCRIPT_TARGET_MS_PER_S else "MISS"}
-    assert per_s["task_ms"] <= GROSS * IDLE_TARGET_MS_PER_S, RESULTS["idle"]
+    assert beyond <= GROSS * IDLE_TARGET_MS_PER_S, RESULTS["idle"]
     assert per_s["script_ms"] <= GROSS * IDLE_SCRIPT_TARGET_MS_PER_S, RESULTS["idle"]
 
 
@@ -583,8 +601,12 @@ def report():
     i = RESULTS.get("idle")
     if i:
         p = i["cpu_ms_per_s"]
-        lines += [f"idle     {i['seconds']:.0f} s: tasks {p['task_ms']:.2f} ms/s, scripting {p['script_ms']:.2f}"
-                  f" ms/s (target ≤ {IDLE_TARGET_MS_PER_S} / {IDLE_SCRIPT_TARGET_MS_PER_S} ms/s)  {i['verdict']}   focus: {i['focused']!r}",
+        c = i["bare_caret_cpu_ms_per_s"]
+        lines += [f"idle     {i['seconds']:.0f} s, focus {i['focused']!r}: tasks {p['task_ms']:.2f} ms/s, scripting"
+                  f" {p['script_ms']:.2f} ms/s; a bare focused textarea {c['task_ms']:.2f} ms/s",
+                  f"  tasks beyond the bare caret {i['task_ms_per_s_beyond_caret']:.2f} ms/s, scripting"
+                  f" {p['script_ms']:.2f} ms/s (target ≤ {IDLE_TARGET_MS_PER_S} / {IDLE_SCRIPT_TARGET_MS_PER_S}"
+                  f" ms/s)  {i['verdict']}",
                   f"  nothing focused, {i['blurred_seconds']:.0f} s: tasks {i['blurred_cpu_ms_per_s']['task_ms']:.2f} ms/s,"
                   f" scripting {i['blurred_cpu_ms_per_s']['script_ms']:.2f} ms/s"]
     lines.append("-" * 78)
