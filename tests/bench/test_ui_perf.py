@@ -177,6 +177,13 @@ def cpu_delta(before: dict, after: dict) -> dict[str, float]:
             "style_ms": (after.get("RecalcStyleDuration", 0) - before.get("RecalcStyleDuration", 0)) * 1000}
 
 
+def cpu_per_s(page, seconds: float) -> dict[str, float]:
+    """What `page` costs the browser per second over the next `seconds`, left alone."""
+    before = metrics(page)
+    time.sleep(seconds)
+    return {k: round(v / seconds, 3) for k, v in cpu_delta(before, metrics(page)).items()}
+
+
 def verdict(value: float, target: float) -> str:
     return "PASS" if value <= target else "MISS"
 
@@ -186,32 +193,32 @@ def verdict(value: float, target: float) -> str:
 def profile_summary(profile: dict) -> dict:
     """A CDP CPU profile as milliseconds per function ("name file:line"): its own time
     and its inclusive time (itself and what it called), the largest PROFILE_TOP of each."""
-    nodes = {n["id"]: n for n in profile["nodes"]}
+    label = {}
+    for n in profile["nodes"]:
+        f = n["callFrame"]
+        label[n["id"]] = f'{f["functionName"] or "(anonymous)"} {f["url"].rsplit("/", 1)[-1]}:{f["lineNumber"] + 1}'
     parent = {c: n["id"] for n in profile["nodes"] for c in n.get("children", [])}
-
-    def name(node_id: int) -> str:
-        f = nodes[node_id]["callFrame"]
-        return f'{f["functionName"] or "(anonymous)"} {f["url"].rsplit("/", 1)[-1]}:{f["lineNumber"] + 1}'
-
     own: dict[str, float] = {}
     inclusive: dict[str, float] = {}
     for node_id, dt in zip(profile["samples"], profile["timeDeltas"]):
-        own[name(node_id)] = own.get(name(node_id), 0) + dt / 1000
-        seen = set()
+        ms = dt / 1000
+        own[label[node_id]] = own.get(label[node_id], 0) + ms
+        callers = set()  # a recursive function counts once per sample
         while node_id is not None:
-            key = name(node_id)
-            if key not in seen:  # a recursive function counts once per sample
-                seen.add(key)
-                inclusive[key] = inclusive.get(key, 0) + dt / 1000
+            callers.add(label[node_id])
             node_id = parent.get(node_id)
+        for key in callers:
+            inclusive[key] = inclusive.get(key, 0) + ms
     # Not the page's JavaScript: time outside it, and the tree's root.
     native = ("(idle)", "(program)", "(root)")
-    top = lambda d: {k: round(v, 1) for k, v in sorted(d.items(), key=lambda kv: -kv[1])
-                     if not k.startswith(native)}
-    own_top, inclusive_top = top(own), top(inclusive)
-    return {"js_ms": round(sum(own_top.values()), 1),
-            "own_ms": dict(list(own_top.items())[:PROFILE_TOP]),
-            "inclusive_ms": dict(list(inclusive_top.items())[:PROFILE_TOP])}
+
+    def largest(d: dict[str, float]) -> dict[str, float]:
+        return {k: round(v, 1) for k, v in sorted(d.items(), key=lambda kv: -kv[1]) if not k.startswith(native)}
+
+    own_js, inclusive_js = largest(own), largest(inclusive)
+    return {"js_ms": round(sum(own_js.values()), 1),
+            "own_ms": dict(list(own_js.items())[:PROFILE_TOP]),
+            "inclusive_ms": dict(list(inclusive_js.items())[:PROFILE_TOP])}
 
 
 def markdown_reply(tokens: int) -> list[str]:
@@ -516,10 +523,7 @@ def test_idle_page_cpu(context, setup):
     page.evaluate("document.activeElement && document.activeElement.blur()")
     page.wait_for_timeout(500)
     blur_s = max(IDLE_S / 3, 1.0)
-    b0 = metrics(page)
-    time.sleep(blur_s)
-    b1 = metrics(page)
-    blurred = {k: round(v / blur_s, 3) for k, v in cpu_delta(b0, b1).items()}
+    blurred = cpu_per_s(page, blur_s)
     assert not page.page_errors, page.page_errors
     page.close()
 
@@ -528,12 +532,9 @@ def test_idle_page_cpu(context, setup):
     bare.set_content("<textarea aria-label='bare'></textarea>")
     bare.locator("textarea").focus()
     bare.wait_for_timeout(500)
-    c0 = metrics(bare)
-    time.sleep(blur_s)
-    c1 = metrics(bare)
+    caret = cpu_per_s(bare, blur_s)
     bare_focused = bare.evaluate("document.activeElement.tagName")
     bare.close()
-    caret = {k: round(v / blur_s, 3) for k, v in cpu_delta(c0, c1).items()}
     assert bare_focused == "TEXTAREA", bare_focused
 
     per_s = {k: round(v / IDLE_S, 3) for k, v in d.items()}
