@@ -13,7 +13,10 @@ each new tab starts and that took as much CPU as Numi's page while it loaded, is
    layout, paint) loading its chat fresh, less loading an empty chat right after (the
    median over NUMI_BENCH_UI_PAIRS such pairs, 15 by default: one pair's difference
    varies by a third either way on this machine; each is in ui.json).
-   Informative: the stream's scripting against the load's scripting, whole and net.
+   Informative: the stream's scripting against the load's scripting, whole and net; and a
+   bare client's scripting for the same stream — a page of the server's origin with none of
+   the app that parses the socket's frames and appends their text (what the frames alone
+   cost the browser on this machine).
    Targets: no task > 50 ms; stream scripting ≤ 3 × the render once.
 2. Opening a 10 000-message chat (rows written straight into <data_dir>/numi.db while the
    server is stopped): time from navigation start to the first frame that shows the newest
@@ -295,6 +298,7 @@ def test_stream_long_markdown_reply(context, setup):
     assert setup.messages(chat)[-1]["content"] == text
     assert not page.page_errors, page.page_errors
     page.close()
+    bare = bare_client_stream(context, setup, deltas)
 
     # Baseline: the same chat loaded fresh (history render), and an empty chat's load.
     def load(chat_id: str, title: str, check_reply: bool) -> tuple[dict, dict]:
@@ -344,6 +348,9 @@ def test_stream_long_markdown_reply(context, setup):
         "render_once_ms": round(render_once, 1), "load_pairs": LOAD_PAIRS,
         "render_once_runs": [round(x) for x in render_once_runs],
         "ratio_script_vs_render_once": round(ratio, 2),
+        "bare_client_script_ms": round(bare, 1),
+        "ratio_bare_vs_render_once": round(bare / render_once, 2),
+        "ratio_script_vs_bare": round(stream_cpu["script_ms"] / max(bare, 1e-6), 2),
         "ratio_script_vs_load": round(stream_cpu["script_ms"] / one_shot["script_ms"], 2),
         "ratio_script_vs_net_render": round(stream_cpu["script_ms"] / net, 2),
         "longest_task_verdict": verdict(window["longest_task_ms"], LONGTASK_TARGET_MS),
@@ -353,6 +360,44 @@ def test_stream_long_markdown_reply(context, setup):
         RESULTS["stream"]["profile"] = profile
     assert window["longest_task_ms"] <= GROSS * LONGTASK_TARGET_MS, RESULTS["stream"]
     assert ratio <= GROSS * STREAM_RATIO_TARGET, RESULTS["stream"]
+
+
+# A client with no app: the chat socket's frames parsed and their text appended as it
+# comes. What the browser costs for the frames alone, on this machine, in this run.
+BARE_CLIENT = r"""
+async ({chat, content}) => {
+  const box = document.body.appendChild(document.createElement("div"));
+  box.style.whiteSpace = "pre-wrap";
+  const ws = new WebSocket(`ws://${location.host}/ws/${chat}`);
+  await new Promise((opened, failed) => { ws.onopen = opened; ws.onerror = failed; });
+  window.__bare = new Promise((ended) => {
+    let chars = 0;
+    ws.onmessage = (m) => {
+      const e = JSON.parse(m.data);
+      if (e.type === "content") { box.append(e.delta); chars += e.delta.length; }
+      else if (e.type === "turn_end") ended({status: e.status, chars});
+    };
+  });
+  ws.send(JSON.stringify({type: "send", request_id: "bench-bare", content}));
+}
+"""
+
+
+def bare_client_stream(context, setup, deltas: list[str]) -> float:
+    """The stream's deltas to BARE_CLIENT on a page of the server's origin: its scripting (ms)."""
+    chat = setup.chat(title="Bench bare")
+    setup.fake.enqueue([S.delay(DELAY)] + [S.text(d) for d in deltas] + [S.usage(10, len(deltas))])
+    page = new_page(context)
+    sign_in(page, setup.server)  # the session cookie the socket needs
+    # A page of the origin with none of the app on it: the server's 404 page.
+    page.goto(f"http://127.0.0.1:{setup.server.port}/bench-bare")
+    before = metrics(page)
+    page.evaluate(BARE_CLIENT, {"chat": chat, "content": "Write the long answer"})
+    end = page.evaluate("window.__bare")
+    after = metrics(page)
+    page.close()
+    assert end == {"status": "completed", "chars": len("".join(deltas))}, end
+    return cpu_delta(before, after)["script_ms"]
 
 
 # --- a 10 000-message chat ----------------------------------------------------------
@@ -572,6 +617,9 @@ def report():
             f"  ratio stream scripting / render once {s['ratio_script_vs_render_once']:.2f}"
             f" (target ≤ {STREAM_RATIO_TARGET})  {s['ratio_verdict']}   vs the load's scripting"
             f" {s['ratio_script_vs_load']:.2f}, vs its net scripting {s['ratio_script_vs_net_render']:.2f}",
+            f"  a bare client (the socket's frames parsed, their text appended; no app) {s['bare_client_script_ms']:.0f} ms"
+            f" of scripting = {s['ratio_bare_vs_render_once']:.2f} × render once; the app's stream"
+            f" {s['ratio_script_vs_bare']:.2f} × the bare client's",
             f"  longest task {w['longest_task_ms']:.0f} ms (target ≤ {LONGTASK_TARGET_MS:.0f})"
             f"  {s['longest_task_verdict']}   long tasks {w['longtasks']} totalling"
             f" {w['longtask_total_ms']:.0f} ms",
