@@ -370,13 +370,14 @@ async ({chat, content}) => {
   box.style.whiteSpace = "pre-wrap";
   const ws = new WebSocket(`ws://${location.host}/ws/${chat}`);
   await new Promise((opened, failed) => { ws.onopen = opened; ws.onerror = failed; });
+  let chars = 0;
   window.__bare = new Promise((ended) => {
-    let chars = 0;
     ws.onmessage = (m) => {
       const e = JSON.parse(m.data);
       if (e.type === "content") { box.append(e.delta); chars += e.delta.length; }
       else if (e.type === "turn_end") ended({status: e.status, chars});
     };
+    ws.onclose = (e) => ended({status: `socket closed (${e.code})`, chars});
   });
   ws.send(JSON.stringify({type: "send", request_id: "bench-bare", content}));
 }
