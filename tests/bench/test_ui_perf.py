@@ -257,12 +257,16 @@ def markdown_reply(tokens: int) -> list[str]:
     return deltas
 
 
+def enqueue_reply(setup, deltas: list[str]) -> None:
+    """The fake's next reply: `deltas`, DELAY s apart, then its usage."""
+    setup.fake.enqueue([S.delay(DELAY)] + [S.text(d) for d in deltas] + [S.usage(10, len(deltas))])
+
+
 def test_stream_long_markdown_reply(context, setup):
     deltas = markdown_reply(TOKENS)
     text = "".join(deltas)
     chat = setup.chat(title="Bench stream")
-    setup.fake.enqueue([S.delay(DELAY)] + [S.text(d) for d in deltas]
-                       + [S.usage(10, len(deltas))])
+    enqueue_reply(setup, deltas)
 
     page = new_page(context)
     sign_in(page, setup.server, f"/c/{chat}")
@@ -298,7 +302,7 @@ def test_stream_long_markdown_reply(context, setup):
     assert setup.messages(chat)[-1]["content"] == text
     assert not page.page_errors, page.page_errors
     page.close()
-    bare = bare_client_stream(context, setup, deltas)
+    bare = bare_client_stream(context, setup, deltas, text)
 
     # Baseline: the same chat loaded fresh (history render), and an empty chat's load.
     def load(chat_id: str, title: str, check_reply: bool) -> tuple[dict, dict]:
@@ -384,10 +388,10 @@ async ({chat, content}) => {
 """
 
 
-def bare_client_stream(context, setup, deltas: list[str]) -> float:
-    """The stream's deltas to BARE_CLIENT on a page of the server's origin: its scripting (ms)."""
+def bare_client_stream(context, setup, deltas: list[str], text: str) -> float:
+    """The stream's deltas (`text` in all) to BARE_CLIENT on a page of the server's origin: its scripting (ms)."""
     chat = setup.chat(title="Bench bare")
-    setup.fake.enqueue([S.delay(DELAY)] + [S.text(d) for d in deltas] + [S.usage(10, len(deltas))])
+    enqueue_reply(setup, deltas)
     page = new_page(context)
     sign_in(page, setup.server)  # the session cookie the socket needs
     # A page of the origin with none of the app on it: the server's 404 page.
@@ -397,7 +401,7 @@ def bare_client_stream(context, setup, deltas: list[str]) -> float:
     end = page.evaluate("window.__bare")
     after = metrics(page)
     page.close()
-    assert end == {"status": "completed", "chars": len("".join(deltas))}, end
+    assert end == {"status": "completed", "chars": len(text)}, end
     return cpu_delta(before, after)["script_ms"]
 
 
