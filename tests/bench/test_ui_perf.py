@@ -28,9 +28,9 @@ each new tab starts and that took as much CPU as Numi's page while it loaded, is
    of a window showing another chat, from the click (the event's timestamp) to the first
    frame that shows its newest message.
 3. An idle open chat for NUMI_BENCH_IDLE_S seconds (30), the composer focused as it stays:
-   CPU (TaskDuration, ScriptDuration) per second. Baseline, same run: a bare page holding
-   only a focused <textarea>, for a third as long — a blinking caret costs the browser a
-   frame twice a second, 2.6–19 ms/s of task time on the same code and machine here, and
+   CPU (TaskDuration, ScriptDuration) per second. Baseline, over the same seconds in the
+   same browser: a bare page holding only a focused <textarea> — a blinking caret costs the
+   browser a frame twice a second, 3–29 ms/s of task time here as the load varies, and
    that is the browser's, not the page's. Target ≈ 0: scripting ≤ 0.5 ms/s and task time
    beyond the bare caret's ≤ 5 ms/s. Diagnostic: the chat again with nothing focused.
 
