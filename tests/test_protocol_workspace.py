@@ -33,7 +33,10 @@ def test_choosing_a_workspace_is_checked(tooled, tmp_path):
     setup = tooled
     chat = setup.chat(title="t")
     cases = {"relative/path": "full path", str(tmp_path / "nope"): "no folder", "/": "whole disk",
-             str(setup.server.data_dir): "Numi's own data", str(setup.server.data_dir / "logs"): "Numi's own data"}
+             str(setup.server.data_dir): "Numi's own data", str(setup.server.data_dir / "logs"): "Numi's own data",
+             str(setup.server.data_dir.parent): "contains Numi's own data folder"}
+    (tmp_path / "data-alias").symlink_to(setup.server.data_dir.parent)
+    cases[str(tmp_path / "data-alias")] = "contains Numi's own data folder"
     (setup.server.data_dir / "logs").mkdir(exist_ok=True)
     for value, words in cases.items():
         r = setup.api.patch(f"/api/chats/{chat}", {"workspace": value})
@@ -86,6 +89,7 @@ def test_escapes_by_the_model_are_refused_and_touch_nothing_outside(tooled):
     for tool in ("write_file", "edit_file"):
         assert setup.api.put("/api/approvals/policy", {"chat_id": chat, "tool": tool, "policy": "allow"}).status == 200
     (setup.workspace / "out-link").symlink_to(setup.sentinel)
+    (setup.workspace / "token-link").symlink_to(setup.server.data_dir / "server.json")
     sentinel = str(setup.sentinel)
     attempts = [
         ("read_file", {"path": "../ws-evil/sentinel.txt"}),
@@ -97,6 +101,8 @@ def test_escapes_by_the_model_are_refused_and_touch_nothing_outside(tooled):
         ("edit_file", {"path": "out-link", "old_text": "untouched", "new_text": "pwned"}),
         ("list_files", {"path": ".."}),
         ("search_files", {"pattern": "untouched", "path": "../ws-evil"}),
+        ("read_file", {"path": "token-link"}),
+        ("write_file", {"path": "token-link", "content": "{}"}),
     ]
     calls = [S.tool_call(i, f"c{i}", name, json.dumps(args)) for i, (name, args) in enumerate(attempts)]
     before = os.stat(setup.sentinel).st_mtime_ns
@@ -106,7 +112,8 @@ def test_escapes_by_the_model_are_refused_and_touch_nothing_outside(tooled):
     assert sock.until("turn_end")["status"] == "completed"
     ends = sock.of("tool_end")
     assert len(ends) == len(attempts) and not any(e["ok"] for e in ends), ends
-    assert all("untouched" not in e["output"] for e in ends)
+    assert all("untouched" not in e["output"] and setup.server.token not in e["output"] for e in ends)
+    assert json.loads((setup.server.data_dir / "server.json").read_text())["token"] == setup.server.token
     assert setup.sentinel.read_text() == "untouched" and os.stat(setup.sentinel).st_mtime_ns == before
     # Inside the workspace the same tools work.
     setup.fake.enqueue([S.tool_call(0, "in1", "read_file", '{"path": "notes.txt"}')], [S.text("ok")])

@@ -15,6 +15,7 @@ from backend.store.db import db, now
 from backend.store.housekeeping import purge_chats
 from backend.store.models import Chat, Folder, Message, ModelEntry
 from backend.store.serialize import chat_to_dict, message_to_dict
+from backend.tools.workspace import same_or_inside
 
 bp = Blueprint("chats", __name__)
 
@@ -128,9 +129,13 @@ def _check_workspace(f: Fields):
     if real == Path(real.anchor):
         return f.fail("workspace", "Choose a project folder, not the whole disk.")
     data = Path(runtime().config.data_dir).resolve()
-    if real == data or data in real.parents:
+    if same_or_inside(real, data):
         return f.fail("workspace", "That folder holds Numi's own data (chats, keys' settings, backups); "
                                    "choose a project folder outside it.")
+    if same_or_inside(data, real):
+        # Its tools would reach the data dir (the API token, the database) from inside.
+        return f.fail("workspace", f"That folder contains Numi's own data folder ({data}), which the "
+                                   f"tools must never reach; choose a project folder that does not contain it.")
     return str(real)
 
 

@@ -3,8 +3,11 @@
 Every path a model gives is relative to the workspace. It is checked on its
 real location (symlinks followed), compared by path components, so neither
 `..`, an absolute path, a sibling folder sharing the name's start, nor a link
-pointing out can reach a file outside. Writes land on the resolved target via
-a temp file and os.replace, so a half-written file is never seen.
+pointing out can reach a file outside. Folders the tools must never touch
+(Numi's data dir, with the API token and the database) stay out of reach even
+inside a workspace, by link or by name, compared by the files themselves.
+Writes land on the resolved target via a temp file and os.replace, so a
+half-written file is never seen.
 """
 from __future__ import annotations
 
@@ -46,14 +49,61 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-class Workspace:
-    """One folder the file tools may touch; every path is checked to stay inside it."""
+def _file_id(path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
 
-    def __init__(self, root, max_read_bytes: int = DEFAULT_MAX_READ, max_write_bytes: int = DEFAULT_MAX_WRITE):
+
+def same_or_inside(path, folder) -> bool:
+    """Whether `path` is `folder` or lies inside it, judged by the real folders (links, letter
+    case and a second spelling of the same place make no difference)."""
+    target = _file_id(folder)
+    if target is None:
+        return False
+    real = Path(os.path.realpath(path))
+    return any(_file_id(p) == target for p in (real, *real.parents))
+
+
+PRIVATE = ("{path!r} is inside Numi's own data folder (chats, settings, the API token), which the "
+           "file tools never read, list or change.")
+
+
+class Workspace:
+    """One folder the file tools may touch; every path is checked to stay inside it and out of `hidden`."""
+
+    def __init__(self, root, max_read_bytes: int = DEFAULT_MAX_READ, max_write_bytes: int = DEFAULT_MAX_WRITE,
+                 hidden=()):
         self.root = Path(root).resolve(strict=True)
         if not self.root.is_dir():
             raise ValueError(f"The workspace {str(root)!r} is not a folder.")
         self.max_read_bytes, self.max_write_bytes = max_read_bytes, max_write_bytes
+        # `hidden` folders (the data dir) can be inside a workspace chosen before they were refused,
+        # or the workspace inside them: either way, nothing in them is the tools' to see.
+        hidden = [Path(os.path.realpath(h)) for h in hidden if os.path.isdir(h)]
+        self._all_hidden = any(same_or_inside(self.root, h) for h in hidden)
+        inside = [h for h in hidden if same_or_inside(h, self.root)]
+        self._hidden_ids = {_file_id(h) for h in inside}
+        self._hidden_rels = [self.rel(h) for h in inside if h.is_relative_to(self.root)]
+
+    def _private(self, real: Path) -> bool:
+        """Whether a resolved path is in a hidden folder."""
+        if self._all_hidden:
+            return True
+        if not self._hidden_ids:
+            return False
+        for p in (real, *real.parents):
+            if _file_id(p) in self._hidden_ids:
+                return True
+            if p == self.root:
+                return False
+        return False
+
+    def visible(self, rel: str) -> bool:
+        """Whether a listed workspace path (as walk() gives it) is outside every hidden folder."""
+        return not self._all_hidden and not any(rel == h or rel.startswith(h + "/") for h in self._hidden_rels)
 
     def resolve(self, path, allow_root: bool = False) -> Path:
         """The real location of `path` (relative to the workspace); ValueError if it is not inside."""
@@ -62,9 +112,11 @@ class Workspace:
         if "\x00" in path:
             raise ValueError(f"The path {path!r} contains a NUL character; give a plain relative path.")
         if path.strip() in ("", "."):
-            if allow_root:
-                return self.root
-            raise ValueError("A file path is needed, relative to the workspace folder (e.g. 'src/main.py').")
+            if not allow_root:
+                raise ValueError("A file path is needed, relative to the workspace folder (e.g. 'src/main.py').")
+            if self._all_hidden:
+                raise ValueError(PRIVATE.format(path=path))
+            return self.root
         given = Path(path)
         if given.is_absolute() or given.anchor or path.startswith(("/", "\\")):
             raise ValueError(f"The path {path!r} is absolute. Give paths relative to the workspace "
@@ -76,6 +128,8 @@ class Workspace:
         if not real.is_relative_to(self.root):  # by components: /ws-sibling is not inside /ws
             raise ValueError(f"The path {path!r} leads outside the workspace through a symbolic link, "
                              f"so it cannot be used.")
+        if self._private(real):
+            raise ValueError(PRIVATE.format(path=path))
         return real
 
     def rel(self, real: Path) -> str:
@@ -137,9 +191,12 @@ class Workspace:
         except (FileExistsError, NotADirectoryError):
             raise ValueError(f"{path!r} cannot be written: part of it is a file, not a folder.")
         # The folders may have been swapped for a link since resolve(); look again before writing.
-        if not Path(os.path.realpath(real.parent)).is_relative_to(self.root):
+        parent = Path(os.path.realpath(real.parent))
+        if not parent.is_relative_to(self.root):
             raise ValueError(f"The path {path!r} leads outside the workspace through a symbolic link, "
                              f"so it cannot be used.")
+        if self._private(parent):
+            raise ValueError(PRIVATE.format(path=path))
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_UMASK
         _atomic_write(real, data, mode)
         return real, st is None
@@ -228,8 +285,10 @@ def workspace_tools(workspace: Workspace, index: FileIndex | None = None) -> lis
 
     def entries(rel: str, recursive: bool):
         if index is not None and index.running:
-            return iter(index.entries(rel, recursive))
-        return walk(workspace.root, rules, rel, recursive)
+            found = iter(index.entries(rel, recursive))
+        else:
+            found = walk(workspace.root, rules, rel, recursive)
+        return (entry for entry in found if workspace.visible(entry[0]))
 
     def folder(path: str) -> str:
         real = workspace.resolve(path, allow_root=True)
