@@ -1,10 +1,12 @@
-"""The shell tool: one command line in the workspace, stoppable as a whole process tree.
+"""The shell tool: one command line in the workspace, sandboxed, stoppable as a whole process tree.
 
-The command runs in its own session (POSIX) or process group (Windows), so Stop
-and the timeout end everything it started, background children included. When
-the command itself finishes, whatever it left running in its group is ended
-too: nothing outlives the call unseen. Output is read as it comes and only its
-head and tail are kept, so a command printing gigabytes costs ~the cap.
+The command runs confined where a sandbox can run (backend/tools/sandbox.py), in
+its own session (POSIX) or process group (Windows), so Stop and the timeout end
+everything it started, background children included; under bubblewrap the
+command is also in a PID namespace of its own, which ends with it. When the
+command itself finishes, whatever it left running is ended too: nothing outlives
+the call unseen. Output is read as it comes and only its head and tail are kept,
+so a command printing gigabytes costs ~the cap.
 """
 from __future__ import annotations
 
@@ -17,9 +19,12 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from backend.core.tools import Tool
 from backend.core.types import ToolSpec
+from backend.tools import sandbox
+from backend.tools.sandbox import Launch
 
 KILL_GRACE = 2.0  # seconds between the polite signal and the kill
 _CHUNK = 64 * 1024
@@ -37,12 +42,13 @@ class CommandResult:
 
 
 def run_command(command: str, cwd: Path, *, timeout: float, output_cap: int, cancel,
-                grace: float = KILL_GRACE) -> CommandResult:
-    """Run `command` through the platform shell in `cwd`, ending its whole tree on timeout or cancel."""
+                grace: float = KILL_GRACE, launch: Launch | None = None) -> CommandResult:
+    """Run `command` in `cwd` (as `launch` says, else unconfined through the platform shell),
+    ending its whole tree on timeout or cancel."""
     started = time.monotonic()
     if cancel.is_set():
         return CommandResult(None, 0, "", False, False, True)
-    proc = _spawn(command, cwd)
+    proc = _spawn(launch or sandbox.plain(command), cwd)
     sink = _HeadTail(output_cap)
     reader = threading.Thread(target=_pump, args=(proc.stdout, sink), name="shell-output", daemon=True)
     reader.start()
@@ -71,8 +77,14 @@ def run_command(command: str, cwd: Path, *, timeout: float, output_cap: int, can
 
 
 def shell_tool(workspace_root: Path, timeout_default: float = 120, timeout_max: float = 600,
-               output_cap: int = 30_000) -> Tool:
-    """The `shell` tool, running commands in `workspace_root`; every call needs approval."""
+               output_cap: int = 30_000, *, data_dir: Path | None = None,
+               network: Callable[[], bool] = lambda: False) -> Tool:
+    """The `shell` tool, running commands in `workspace_root`; every call needs approval.
+
+    Commands run sandboxed where a sandbox can start (`data_dir` hidden, the network as
+    `network()` says at each call); elsewhere they run as they are, and the approval rules
+    ask before each one (backend/turns/approvals.py).
+    """
     root = Path(workspace_root)
     shell = "cmd.exe" if _WINDOWS else "/bin/sh"
     spec = ToolSpec(
@@ -83,7 +95,10 @@ def shell_tool(workspace_root: Path, timeout_default: float = 120, timeout_max: 
             f"programs fail instead of waiting. Beyond {output_cap} bytes only the beginning and "
             f"the end of the output are kept. The command is stopped after timeout_seconds "
             f"(default {_num(timeout_default)}, at most {_num(timeout_max)}); anything it leaves "
-            f"running in the background is ended when it finishes. A person approves each call."),
+            f"running in the background is ended when it finishes. It runs in a sandbox where one "
+            f"is available: only the workspace folder can be changed, the rest of the system is "
+            f"read-only, the home folder and temporary folders outside the workspace are empty, and "
+            f"the network is off unless the person turned it on. A person approves each call."),
         parameters={
             "type": "object",
             "properties": {
@@ -105,7 +120,15 @@ def shell_tool(workspace_root: Path, timeout_default: float = 120, timeout_max: 
         timeout = _timeout(args.get("timeout_seconds"), timeout_default, timeout_max)
         if not root.is_dir():
             raise ValueError(f"The workspace folder {root} does not exist, so no command can run.")
-        result = run_command(command, root, timeout=timeout, output_cap=output_cap, cancel=cancel)
+        if sandbox.status().available:
+            launch = sandbox.confine(command, root, data_dir=data_dir, network=bool(network()))
+        else:
+            launch = sandbox.plain(command)
+        try:
+            result = run_command(command, root, timeout=timeout, output_cap=output_cap, cancel=cancel,
+                                 launch=launch)
+        finally:
+            launch.cleanup()
         return describe(result, timeout)
 
     return Tool(spec=spec, run=run, concurrent=False, needs_approval=True)
@@ -151,26 +174,15 @@ def _duration(ms: int) -> str:
 
 # --- the process ---------------------------------------------------------------------
 
-# Secrets stay with Numi: a command the model wrote must not find the person's keys in its
-# environment (OPENAI_API_KEY and the like, Numi's own settings), whatever it prints.
-_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
-
-
-def command_env(env: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment a command runs with: this process's, without secrets and Numi's own variables."""
-    env = dict(os.environ if env is None else env)
-    return {k: v for k, v in env.items()
-            if not k.upper().startswith("NUMI_") and not any(w in k.upper() for w in _SECRET_WORDS)}
-
-
-def _spawn(command: str, cwd: Path) -> subprocess.Popen:
+def _spawn(launch: Launch, cwd: Path) -> subprocess.Popen:
     common = dict(cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                  env=command_env())
-    if _WINDOWS:  # untested here; CTRL_BREAK and taskkill /T need the group of its own
-        return subprocess.Popen(command, shell=True, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,
-                                **common)
-    # A new session makes the shell's pid the group id of everything it starts.
-    return subprocess.Popen(["/bin/sh", "-c", command], start_new_session=True, **common)
+                  env=launch.env)
+    if launch.windows_shell:  # untested here; CTRL_BREAK and taskkill /T need the group of its own
+        return subprocess.Popen(launch.argv[0], shell=True,
+                                creationflags=subprocess.CREATE_NEW_PROCESS_GROUP, **common)
+    # A new session makes the first process's pid the group id of everything it starts
+    # outside a sandbox; inside bubblewrap, ending that process ends its PID namespace.
+    return subprocess.Popen(launch.argv, start_new_session=True, **common)
 
 
 def _await_exit(proc: subprocess.Popen, exited: threading.Event, wake: threading.Event) -> None:

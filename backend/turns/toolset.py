@@ -3,8 +3,9 @@
 Built-in tools go only to a model that can call tools (its `supports.tools`): a server
 that cannot would refuse the whole request. Web fetch is always offered to such a
 model (each call asks by default); the workspace tools and the shell only when the
-chat has a workspace folder, and they see nothing outside it; the enabled MCP
-servers' tools to every such chat. A workspace's file
+chat has a workspace folder, and they see nothing outside it nor Numi's data dir
+(the shell runs sandboxed, its network as the `shell_network` setting says); the
+enabled MCP servers' tools to every such chat. A workspace's file
 index (watchdog) starts with the first turn that uses it and lives until shutdown.
 """
 from __future__ import annotations
@@ -13,21 +14,30 @@ import threading
 from pathlib import Path
 
 from backend.core.tools import Tool, ToolRegistry
+from backend.store.models import Setting
 from backend.tools.fetch import fetch_tool
 from backend.tools.file_index import FileIndex
 from backend.tools.shell import shell_tool
 from backend.tools.workspace import Workspace, workspace_tools
 
+SHELL_NETWORK = "shell_network"  # the setting: whether sandboxed commands may use the network (default off)
+
+
+def shell_network() -> bool:
+    row = Setting.get_or_none(Setting.key == SHELL_NETWORK)
+    return bool(row is not None and row.value)
+
 
 class Toolsets:
-    def __init__(self, plugins: ToolRegistry, sample_dir: Path, mcp=None):
+    def __init__(self, plugins: ToolRegistry, data_dir: Path, mcp=None):
         self.plugins = plugins
         self.mcp = mcp  # backend/turns/mcp_runtime.py: the enabled MCP servers' tools
+        self.data_dir = Path(data_dir)  # never seen by the file tools nor the shell
         self.fetch = fetch_tool()
         self._lock = threading.Lock()
         self._workspaces: dict[str, tuple[FileIndex, list[Tool]]] = {}
         # The workspace tools' descriptions, for settings screens (never run).
-        self._catalog = [*workspace_tools(Workspace(sample_dir)), shell_tool(sample_dir), self.fetch]
+        self._catalog = [*workspace_tools(Workspace(data_dir)), shell_tool(data_dir), self.fetch]
 
     def catalog(self) -> list[Tool]:
         """Every tool a chat could get, one per name (a built-in one wins over a plugin, as in a turn)."""
@@ -55,7 +65,8 @@ class Toolsets:
                     index.start()
                 except OSError:
                     index = None  # listing and search then walk the folder each call
-                tools = [*workspace_tools(Workspace(root), index), shell_tool(Path(root))]
+                tools = [*workspace_tools(Workspace(root, hidden=[self.data_dir]), index),
+                         shell_tool(Path(root), data_dir=self.data_dir, network=shell_network)]
                 self._workspaces[root] = (index, tools)
             return self._workspaces[root][1]
 
