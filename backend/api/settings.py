@@ -1,4 +1,4 @@
-"""GET/PATCH /api/settings: stored app settings plus the read-only keyring and catalog.toml status."""
+"""GET/PATCH /api/settings: stored app settings plus the read-only keyring, catalog.toml and shell sandbox status."""
 from __future__ import annotations
 
 from flask import Blueprint
@@ -7,12 +7,14 @@ from backend.api.validate import MISSING, Fields, json_body
 from backend.app import runtime
 from backend.store.db import db
 from backend.store.models import ModelEntry, Setting
+from backend.tools import sandbox
+from backend.turns.toolset import SHELL_NETWORK
 
 bp = Blueprint("settings", __name__)
 
 # Every setting a client may write, with its value when never set.
-DEFAULTS = {"default_model_id": None}
-READ_ONLY = ("keyring", "catalog")
+DEFAULTS = {"default_model_id": None, SHELL_NETWORK: False}
+READ_ONLY = ("keyring", "catalog", "shell_sandbox")
 
 
 def get_setting(key: str):
@@ -43,6 +45,8 @@ def settings_dict() -> dict:
     # Where catalog.toml is, whether its last saved edit had an error (then the last good
     # catalog stays in use), and how many saved edits were applied / skipped as already applied.
     data["catalog"] = runtime().catalog.status()
+    # Whether shell commands run confined here; without a sandbox every command asks first.
+    data["shell_sandbox"] = sandbox.status().as_json()
     return data
 
 
@@ -60,7 +64,10 @@ def patch_settings():
         model_id = fields.text("default_model_id", max_len=200, nullable=True)
         if model_id not in (MISSING, None) and not ModelEntry.get_or_none(ModelEntry.id == model_id):
             fields.fail("default_model_id", "No model with this id. Pick one from GET /api/models, or null.")
+        network = fields.boolean(SHELL_NETWORK)
         fields.check()
         if model_id is not MISSING:
             set_setting("default_model_id", model_id)
+        if network is not MISSING:
+            set_setting(SHELL_NETWORK, network)
     return settings_dict()

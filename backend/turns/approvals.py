@@ -7,6 +7,10 @@ A standing rule is what "allow always" leaves behind. For most tools it covers t
 tool; for a command-running tool it covers one exact command line, and only one that
 cannot smuggle a second command in (backend/tools/command_rules.py) — anything else
 asks every time.
+
+Where no sandbox can confine the shell (backend/tools/sandbox.py), a command could read
+everything the person can, Numi's secrets included: then the shell asks before every
+command, whatever its policy or standing rules say, and "allow always" leaves no rule.
 """
 from __future__ import annotations
 
@@ -16,12 +20,20 @@ import json
 from backend.core.types import ToolCall
 from backend.store.db import db
 from backend.store.models import Setting
+from backend.tools import sandbox
 from backend.tools.command_rules import rule_matches, standing_rule_allowed
 
 POLICIES = ("ask", "allow", "deny")
 DEFAULT_KEY = "tool_policy_default"
 # Tools whose standing rule is one exact value of an argument, not the whole tool.
 EXACT_RULES = {"shell": "command"}
+# Tools that run what they are given on the person's behalf: without a sandbox, each call asks.
+CONFINED = {"shell"}
+
+
+def unconfined(tool: str) -> bool:
+    """Whether calls of `tool` would run outside a sandbox, so that each one must be asked about."""
+    return tool in CONFINED and not sandbox.status().available
 
 
 def _policy_key(chat_id: str) -> str:
@@ -61,8 +73,9 @@ def set_policy(chat_id: str | None, tool: str, policy: str | None) -> None:
 
 
 def policy_for(chat_id: str, tool: str, needs_approval: bool) -> str:
-    return (policies(chat_id).get(tool) or policies(None).get(tool)
-            or ("ask" if needs_approval else "allow"))
+    policy = (policies(chat_id).get(tool) or policies(None).get(tool)
+              or ("ask" if needs_approval else "allow"))
+    return "ask" if policy == "allow" and unconfined(tool) else policy
 
 
 # --- tools that can change under the person (MCP servers) ------------------------------------
@@ -102,6 +115,8 @@ def _arguments(call: ToolCall) -> dict:
 
 def rule_for(call: ToolCall) -> dict | None:
     """The standing rule "allow always" may store for this call, or None when it must ask each time."""
+    if unconfined(call.name):
+        return None
     field = EXACT_RULES.get(call.name)
     if field is None:
         return {"tool": call.name}
@@ -118,6 +133,8 @@ def rules(chat_id: str) -> list[dict]:
 
 def covered(chat_id: str, call: ToolCall) -> bool:
     """Whether a standing rule of the chat allows this exact call."""
+    if unconfined(call.name):
+        return False
     field = EXACT_RULES.get(call.name)
     value = _arguments(call).get(field) if field else None
     for rule in rules(chat_id):

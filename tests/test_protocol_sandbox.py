@@ -1,0 +1,149 @@
+"""The shell's sandbox through the real server: a model's approved commands find none of Numi's secrets
+(the provider key in a real Secret Service, the server's environment, the data dir's API token); the
+network follows the setting; and where no sandbox can start, the settings say so and every command asks."""
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from backend.core.cancel import CancelToken
+from backend.tools.shell import run_command
+from tests.conftest import Setup
+from tests.fakeprovider import script as S
+from tests.secret_service import SecretService, python_visible_in_sandbox, steal_key_script
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux's sandbox")
+PY = shlex.quote(sys.executable)
+MARKER = "numi-server-env-marker-77"
+
+
+def shell_calls(*commands: str) -> list[dict]:
+    return [S.tool_call(i, f"c{i}", "shell", json.dumps({"command": c})) for i, c in enumerate(commands)]
+
+
+def tooled_setup(server, fake, workspace: Path) -> tuple[Setup, str]:
+    setup = Setup(server, fake)
+    assert setup.api.patch(f"/api/models/{setup.model['id']}", {"supports": {"tools": True}}).status == 200
+    return setup, setup.chat(title="t", workspace=str(workspace))
+
+
+def send(sock, content, request_id):
+    sock.send(type="send", request_id=request_id, content=content)
+    return sock.until("turn_start")["turn_id"]
+
+
+@linux_only
+def test_approved_commands_find_none_of_numis_secrets(start_server, fake, tmp_path, monkeypatch):
+    home, ws, data = tmp_path / "home", tmp_path / "ws", tmp_path / "data"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # the server's, so the one its sandbox hides
+    python_visible_in_sandbox()
+    ws.mkdir()
+    service = SecretService(tmp_path / "secret-service")
+    try:
+        server = start_server({"HOME": str(home), "DBUS_SESSION_BUS_ADDRESS": service.address,
+                               "PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring",
+                               "NUMI_MARKER": MARKER}, data_dir=data)
+        setup, chat = tooled_setup(server, fake, ws)
+        assert setup.api.get("/api/settings").body["keyring"] == {"available": True, "reason": None}
+        key, token, user = "sk-test-not-real", server.token, f"provider:{setup.provider['id']}"
+        steal = f"{PY} {steal_key_script(ws).name} {user}"
+        # Each is within reach of a command that runs unconfined.
+        plain = run_command(steal, ws, timeout=30, output_cap=100_000, cancel=CancelToken()).output
+        assert f"FOUND {key}" in plain
+        assert MARKER in Path(f"/proc/{server.proc.pid}/environ").read_text(errors="replace")
+        assert token in (data / "server.json").read_text()
+
+        setup.fake.enqueue(shell_calls(steal, "cat /proc/$PPID/environ; echo; cat /proc/1/environ",
+                                       "cat ../data/server.json", f"cat {data / 'server.json'}"),
+                           [S.text("done")])
+        sock = setup.socket(chat)
+        send(sock, "look around", "r1")
+        for _ in range(4):
+            ask = sock.until("approval_required")
+            assert ask["name"] == "shell"
+            sock.send(type="approve", approval_id=ask["approval_id"], decision="allow")
+        assert sock.until("turn_end")["status"] == "completed"
+    finally:
+        service.stop()
+    out = {e["call_id"]: e["output"] for e in sock.of("tool_end")}
+    assert "ATTEMPTED" in out["c0"] and key not in out["c0"]
+    assert "PATH=" in out["c1"] and MARKER not in out["c1"] and "DBUS_SESSION_BUS_ADDRESS" not in out["c1"]
+    for call in ("c2", "c3"):
+        assert "No such file" in out[call] and token not in out[call]
+    sent = json.dumps(setup.fake.requests[-1].body)  # what went back to the provider
+    assert key not in sent and token not in sent and MARKER not in sent
+
+
+@linux_only
+def test_the_network_follows_the_setting_and_an_allowed_command_runs_without_asking(setup_with, tmp_path,
+                                                                                    monkeypatch):
+    import socket
+    import threading
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the server's, so the one its sandbox hides
+    python_visible_in_sandbox()
+    setup = setup_with()
+    setup, chat = tooled_setup(setup.server, setup.fake, ws)
+    settings = setup.api.get("/api/settings").body
+    assert settings["shell_network"] is False
+    assert settings["shell_sandbox"] == {"available": True, "kind": "bubblewrap", "reason": None}
+    assert setup.api.put("/api/approvals/policy", {"chat_id": chat, "tool": "shell", "policy": "allow"}).status == 200
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
+    connect = (f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', "
+               f"{listener.getsockname()[1]}), 5); print('connected')\" 2>&1")
+    try:
+        sock = setup.socket(chat)
+        setup.fake.enqueue(shell_calls(connect), [S.text("ok")])
+        turn = send(sock, "off", "r1")
+        sock.until("turn_end", turn_id=turn)
+        assert setup.api.patch("/api/settings", {"shell_network": True}).body["shell_network"] is True
+        setup.fake.enqueue(shell_calls(connect), [S.text("ok")])
+        turn = send(sock, "on", "r2")
+        sock.until("turn_end", turn_id=turn)
+    finally:
+        listener.close()
+    off, on = (e["output"] for e in sock.of("tool_end"))
+    assert "connected" not in off and "connected" in on and len(accepted) == 1
+    assert not sock.of("approval_required")  # a sandbox here: the chat's "allow" holds
+    bad = setup.api.patch("/api/settings", {"shell_network": "yes"})
+    assert bad.status == 422 and "shell_network" in bad.body["error"]["fields"]
+    assert setup.api.patch("/api/settings", {"shell_sandbox": {"available": True}}).status == 422
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell")
+def test_without_a_sandbox_every_command_asks_and_the_settings_say_why(setup_with, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    missing = tmp_path / "not-installed" / "bwrap"
+    setup = setup_with({"NUMI_BWRAP": str(missing)})
+    setup, chat = tooled_setup(setup.server, setup.fake, ws)
+    status = setup.api.get("/api/settings").body["shell_sandbox"]
+    assert status["available"] is False and status["kind"] is None and "bubblewrap" in status["reason"]
+    # Neither an "allow" policy (the chat's or the default) nor "allow always" lets a command run unasked.
+    assert setup.api.put("/api/approvals/policy", {"chat_id": chat, "tool": "shell", "policy": "allow"}).status == 200
+    assert setup.api.put("/api/approvals/policy", {"tool": "shell", "policy": "allow"}).status == 200
+    sock = setup.socket(chat)
+    for n in range(2):
+        setup.fake.enqueue(shell_calls("echo hello"), [S.text("ok")])
+        turn = send(sock, f"run {n}", f"r{n}")
+        ask = sock.until("approval_required", turn_id=turn)
+        assert ask["can_always"] is False
+        sock.send(type="approve", approval_id=ask["approval_id"], decision="allow_always")
+        assert "hello" in sock.until("tool_end", turn_id=turn)["output"]
+        sock.until("turn_end", turn_id=turn)
+    assert setup.api.get(f"/api/approvals?chat_id={chat}").body["rules"] == []
+    # "deny" still denies without asking.
+    assert setup.api.put("/api/approvals/policy", {"chat_id": chat, "tool": "shell", "policy": "deny"}).status == 200
+    setup.fake.enqueue(shell_calls("echo hello"), [S.text("ok")])
+    turn = send(sock, "denied", "r9")
+    sock.until("turn_end", turn_id=turn)
+    assert len(sock.of("approval_required")) == 2
