@@ -1,7 +1,7 @@
 // Settings: appearance, default model, providers (add, key, find models, enable),
 // models (capabilities, fallbacks), MCP servers (views/mcp.js), tool approvals
 // (views/approvals.js), your data,
-// and the keyring / catalog.toml notices.
+// the shell's network and sandbox, and the keyring / catalog.toml notices.
 // Lists redraw when their data changes; the add forms are built once, so a redraw
 // never eats what someone is typing.
 import { h } from "../dom.js";
@@ -13,6 +13,7 @@ import { toast } from "./toast.js";
 import { download } from "./dialogs.js";
 import { getTheme, setTheme } from "../theme.js";
 import { ApprovalsSection } from "./approvals.js";
+import { shellSandboxLine } from "./workspace.js";
 import { McpSection } from "./mcp.js";
 
 export class SettingsView {
@@ -123,9 +124,20 @@ export class SettingsView {
         try { await setDefaultModel(def.value || null); toast("Default model saved."); } catch (err) { toast(err.message); }
       },
     }, h("option", { value: "" }, "— none —"), ...app.models.map((m) => h("option", { value: m.id, selected: m.id === app.settings.default_model_id }, `${m.label} · ${this._providerName(m.provider_id)}`)));
+    const net = h("input", {
+      type: "checkbox", id: "set-shell-network", checked: !!app.settings.shell_network, onchange: async () => {
+        try {
+          app.settings = await patch("/api/settings", { shell_network: net.checked });
+          toast(net.checked ? "Shell commands may use the network." : "Shell commands have no network.");
+          schedule();
+        } catch (err) { net.checked = !net.checked; toast(err.message); }
+      },
+    });
     this.general.replaceChildren(
       h("div", { class: "field inline" }, h("label", { for: "set-theme" }, "Theme"), theme),
-      h("div", { class: "field inline" }, h("label", { for: "set-default" }, "Default model for new chats"), def));
+      h("div", { class: "field inline" }, h("label", { for: "set-default" }, "Default model for new chats"), def),
+      h("div", { class: "field" }, h("label", { class: "check", for: net.id }, net, " Shell commands may use the network"),
+        shellSandboxLine(true)));
   }
 
   _providerName(id) {

@@ -4,8 +4,30 @@
 // browser that route is missing (404, or 405 from the headless server: a page cannot
 // learn a folder's path), so the full path is typed instead. Either way the chat is PATCHed with {"workspace": path}; the server
 // checks the folder and its 422 sentence (`fields.workspace`) is shown under the field.
+// Under it, one line says how the shell runs here (GET /api/settings `shell_sandbox`,
+// docs/PROTOCOL.md "Shell sandbox"): sandboxed, or not — and then it asks before every command.
 import { h } from "../dom.js";
 import { patch, post } from "../api.js";
+import { app } from "../store.js";
+
+/**
+ * The shell's confinement in one sentence.
+ * @param inSettings said in Settings (beside the network switch) rather than beside one chat's folder
+ */
+export function shellSandboxLine(inSettings = false) {
+  const sb = app.settings?.shell_sandbox;
+  if (!sb) return null;
+  if (sb.available) {
+    const folder = inSettings ? "the chat's workspace folder" : "this folder";
+    const net = inSettings ? "the network only while the switch above is on"
+      : app.settings.shell_network ? "the network (Settings → General)" : "no network (Settings → General)";
+    return h("p", { class: "hint shell-sandbox" },
+      `The shell runs in a sandbox: it can change only ${folder}, reads the rest of the system but not your home folder or Numi's data, and has ${net}.`);
+  }
+  return h("div", { class: "notice warn shell-sandbox", role: "note" },
+    h("strong", {}, "No sandbox for the shell. "),
+    `${sb.reason} Its commands can read everything you can, so it asks before every command, whatever the approval settings.`);
+}
 
 // Learned once per page: the browser has no folder chooser, so type the path straight away.
 let noPicker = false;
@@ -90,5 +112,5 @@ export function workspacePicker(chat, onSaved) {
     h("p", { class: "hint" }, "The one folder this chat's file tools and shell can reach."),
     h("div", { class: "row workspace-now" }, shown, none),
     h("div", { class: "row" }, choose, remove),
-    typed, error, status);
+    typed, error, status, shellSandboxLine());
 }
