@@ -4,8 +4,10 @@ network follows the setting; and where no sandbox can start, the settings say so
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,44 @@ def test_without_a_sandbox_every_command_asks_and_the_settings_say_why(setup_wit
     turn = send(sock, "denied", "r9")
     sock.until("turn_end", turn_id=turn)
     assert len(sock.of("approval_required")) == 2
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def _wait_until(predicate, what, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+@linux_only
+@pytest.mark.parametrize("how", ["sigterm", "kill9"])
+def test_a_sandboxed_command_ends_with_the_server(setup_with, tmp_path, how):
+    """SIGTERM stops it as Stop does; even a killed server leaves nothing running (--die-with-parent)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    setup = setup_with()
+    setup, chat = tooled_setup(setup.server, setup.fake, ws)
+    assert setup.api.put("/api/approvals/policy", {"chat_id": chat, "tool": "shell", "policy": "allow"}).status == 200
+    marker = f"5{os.getpid()}.5"  # a sleep time no other process has
+    setup.fake.enqueue(shell_calls(f"sleep {marker} & touch started; sleep {marker}"), [S.text("after")])
+    sock = setup.socket(chat)
+    send(sock, "go", "r1")
+    _wait_until((ws / "started").exists, "the command to start", timeout=15)
+    assert len(_processes_with(marker)) >= 3  # bubblewrap, the shell, both sleeps
+    if how == "sigterm":
+        assert setup.server.terminate() < 10
+    else:
+        setup.server.kill9()
+    _wait_until(lambda: not _processes_with(marker), "every process of the command to end")
