@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,8 @@ from backend.core.cancel import CancelToken
 from backend.tools.shell import run_command
 from tests.conftest import Setup
 from tests.fakeprovider import script as S
-from tests.secret_service import SecretService, python_visible_in_sandbox, steal_key_script
+from tests.sandbox_checks import (SecretService, processes_with, python_visible_in_sandbox,
+                                  steal_key_script, wait_until)
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux's sandbox")
 PY = shlex.quote(sys.executable)
@@ -151,25 +151,6 @@ def test_without_a_sandbox_every_command_asks_and_the_settings_say_why(setup_wit
     assert len(sock.of("approval_required")) == 2
 
 
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
-
-
-def _wait_until(predicate, what, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
 @linux_only
 @pytest.mark.parametrize("how", ["sigterm", "kill9"])
 def test_a_sandboxed_command_ends_with_the_server(setup_with, tmp_path, how):
@@ -183,10 +164,10 @@ def test_a_sandboxed_command_ends_with_the_server(setup_with, tmp_path, how):
     setup.fake.enqueue(shell_calls(f"sleep {marker} & touch started; sleep {marker}"), [S.text("after")])
     sock = setup.socket(chat)
     send(sock, "go", "r1")
-    _wait_until((ws / "started").exists, "the command to start", timeout=15)
-    assert len(_processes_with(marker)) >= 3  # bubblewrap, the shell, both sleeps
+    wait_until((ws / "started").exists, "the command to start", timeout=15)
+    assert len(processes_with(marker)) >= 3  # bubblewrap, the shell, both sleeps
     if how == "sigterm":
         assert setup.server.terminate() < 10
     else:
         setup.server.kill9()
-    _wait_until(lambda: not _processes_with(marker), "every process of the command to end")
+    wait_until(lambda: not processes_with(marker), "every process of the command to end")

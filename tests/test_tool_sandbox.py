@@ -19,7 +19,8 @@ import pytest
 from backend.core.cancel import CancelToken
 from backend.tools import sandbox
 from backend.tools.shell import run_command, shell_tool
-from tests.secret_service import SecretService, python_visible_in_sandbox, steal_key_script
+from tests.sandbox_checks import (SecretService, processes_with, python_visible_in_sandbox,
+                                  steal_key_script, wait_until)
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux's sandbox")
 PY = shlex.quote(sys.executable)
@@ -206,27 +207,6 @@ def test_the_network_is_off_unless_turned_on(confined):
 
 # --- Stop and the timeout end the whole sandboxed tree ---------------------------------------------
 
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
-
-
-def _wait_until(predicate, what, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
 @linux_only
 def test_stop_ends_the_sandbox_and_everything_in_it(confined):
     ws, data = confined
@@ -236,14 +216,14 @@ def test_stop_ends_the_sandbox_and_everything_in_it(confined):
     thread = threading.Thread(target=lambda: box.update(out=shell(
         ws, data, f"sleep {marker} & touch started; sleep {marker}", cancel=cancel)), daemon=True)
     thread.start()
-    _wait_until((ws / "started").exists, "the command to start")
-    assert len(_processes_with(marker)) >= 3  # bubblewrap, the shell, both sleeps
+    wait_until((ws / "started").exists, "the command to start")
+    assert len(processes_with(marker)) >= 3  # bubblewrap, the shell, both sleeps
     stopped = time.monotonic()
     cancel.cancel()
     thread.join(10)
     assert not thread.is_alive() and time.monotonic() - stopped < 10
     assert "stopped by the person" in box["out"]
-    _wait_until(lambda: not _processes_with(marker), "every process of the command to end")
+    wait_until(lambda: not processes_with(marker), "every process of the command to end")
 
 
 @linux_only
@@ -253,7 +233,7 @@ def test_the_timeout_ends_the_sandbox_and_everything_in_it(confined):
     started = time.monotonic()
     out = shell(ws, data, f"sleep {marker} & sleep {marker}", timeout_default=0.5)
     assert time.monotonic() - started < 10 and "timed out after 0.5 s" in out
-    _wait_until(lambda: not _processes_with(marker), "every process of the command to end")
+    wait_until(lambda: not processes_with(marker), "every process of the command to end")
 
 
 # --- no sandbox ------------------------------------------------------------------------------------

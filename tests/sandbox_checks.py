@@ -1,11 +1,13 @@
-"""A real Secret Service for tests: a private D-Bus session bus with an unlocked gnome-keyring on it,
-as a person's desktop has, and a script that hunts for it the way a prompt-injected command would."""
+"""What the sandbox tests share: a real Secret Service (a private D-Bus session bus with an unlocked
+gnome-keyring on it, as a person's desktop has), a script that hunts for it the way a prompt-injected
+command would, and finding a command's processes from outside its sandbox."""
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -85,3 +87,24 @@ def python_visible_in_sandbox() -> None:
             if where.is_relative_to(root):
                 pytest.skip(f"the tests' Python ({where}) lives in {root}, which the sandbox hides, so a "
                             f"command inside could not run it")
+
+
+def processes_with(marker: str) -> list[int]:
+    """Every process whose command line holds `marker` (a pid inside a sandbox means nothing outside)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def wait_until(predicate, what: str, timeout: float = 10.0) -> None:
+    """Poll `predicate` until true; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
