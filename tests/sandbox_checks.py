@@ -4,7 +4,9 @@ command would, and finding a command's processes from outside its sandbox."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -108,3 +110,29 @@ def wait_until(predicate, what: str, timeout: float = 10.0) -> None:
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.02)
+
+
+class Listener:
+    """A TCP port on loopback. The kernel completes a connection into the listen queue by itself,
+    so what reached it is counted afterwards, without a thread: `connections()`."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.setblocking(False)
+        self.port = self.sock.getsockname()[1]
+        # A command that prints "connected" once its connection is established.
+        self.connect_command = (f"{shlex.quote(sys.executable)} -c \"import socket; socket.create_connection("
+                                f"('127.0.0.1', {self.port}), 5); print('connected')\" 2>&1")
+
+    def connections(self) -> int:
+        count = 0
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except BlockingIOError:
+                return count
+            conn.close()
+            count += 1
+
+    def close(self) -> None:
+        self.sock.close()

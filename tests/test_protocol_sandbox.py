@@ -15,7 +15,7 @@ from backend.core.cancel import CancelToken
 from backend.tools.shell import run_command
 from tests.conftest import Setup
 from tests.fakeprovider import script as S
-from tests.sandbox_checks import (SecretService, processes_with, python_visible_in_sandbox,
+from tests.sandbox_checks import (Listener, SecretService, processes_with, python_visible_in_sandbox,
                                   steal_key_script, wait_until)
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux's sandbox")
@@ -84,9 +84,6 @@ def test_approved_commands_find_none_of_numis_secrets(start_server, fake, tmp_pa
 @linux_only
 def test_the_network_follows_the_setting_and_an_allowed_command_runs_without_asking(setup_with, tmp_path,
                                                                                     monkeypatch):
-    import socket
-    import threading
-
     ws = tmp_path / "ws"
     ws.mkdir()
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the server's, so the one its sandbox hides
@@ -97,24 +94,22 @@ def test_the_network_follows_the_setting_and_an_allowed_command_runs_without_ask
     assert settings["shell_network"] is False
     assert settings["shell_sandbox"] == {"available": True, "kind": "bubblewrap", "reason": None}
     assert setup.api.put("/api/approvals/policy", {"chat_id": chat, "tool": "shell", "policy": "allow"}).status == 200
-    listener = socket.create_server(("127.0.0.1", 0))
-    accepted = []
-    threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
-    connect = (f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', "
-               f"{listener.getsockname()[1]}), 5); print('connected')\" 2>&1")
+    listener = Listener()
     try:
         sock = setup.socket(chat)
-        setup.fake.enqueue(shell_calls(connect), [S.text("ok")])
+        setup.fake.enqueue(shell_calls(listener.connect_command), [S.text("ok")])
         turn = send(sock, "off", "r1")
         sock.until("turn_end", turn_id=turn)
+        assert listener.connections() == 0
         assert setup.api.patch("/api/settings", {"shell_network": True}).body["shell_network"] is True
-        setup.fake.enqueue(shell_calls(connect), [S.text("ok")])
+        setup.fake.enqueue(shell_calls(listener.connect_command), [S.text("ok")])
         turn = send(sock, "on", "r2")
         sock.until("turn_end", turn_id=turn)
+        assert listener.connections() == 1
     finally:
         listener.close()
     off, on = (e["output"] for e in sock.of("tool_end"))
-    assert "connected" not in off and "connected" in on and len(accepted) == 1
+    assert "connected" not in off and "connected" in on
     assert not sock.of("approval_required")  # a sandbox here: the chat's "allow" holds
     bad = setup.api.patch("/api/settings", {"shell_network": "yes"})
     assert bad.status == 422 and "shell_network" in bad.body["error"]["fields"]

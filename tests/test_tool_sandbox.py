@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import socket
 import subprocess
 import sys
 import threading
@@ -19,7 +18,7 @@ import pytest
 from backend.core.cancel import CancelToken
 from backend.tools import sandbox
 from backend.tools.shell import run_command, shell_tool
-from tests.sandbox_checks import (SecretService, processes_with, python_visible_in_sandbox,
+from tests.sandbox_checks import (Listener, SecretService, processes_with, python_visible_in_sandbox,
                                   steal_key_script, wait_until)
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux's sandbox")
@@ -167,40 +166,16 @@ def test_a_workspace_inside_the_home_folder_is_the_only_part_of_it_seen(confined
     assert shell(ws, data, "ls -A ..").splitlines()[:-1] == ["project"]
 
 
-class _Listener:
-    """A TCP server on loopback that counts the connections it got."""
-
-    def __init__(self):
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.accepted = 0
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            conn.close()
-
-    def close(self):
-        self.sock.close()
-
-
 @linux_only
 def test_the_network_is_off_unless_turned_on(confined):
     ws, data = confined
     python_visible_in_sandbox()
-    listener = _Listener()
+    listener = Listener()
     try:
-        connect = (f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', {listener.port}), 5); "
-                   f"print('connected')\" 2>&1")
-        off = shell(ws, data, connect)
-        assert "connected" not in off and listener.accepted == 0
-        on = shell(ws, data, connect, network=True)
-        assert "connected" in on and listener.accepted == 1
+        off = shell(ws, data, listener.connect_command)
+        assert "connected" not in off and listener.connections() == 0
+        on = shell(ws, data, listener.connect_command, network=True)
+        assert "connected" in on and listener.connections() == 1
     finally:
         listener.close()
 
