@@ -43,14 +43,13 @@ class Launch:
     """How to start one command: the argv, its environment, and what to remove afterwards."""
     argv: list[str]
     env: dict[str, str]
-    confined: bool
     cleanup: Callable[[], None] = field(default=lambda: None)
     windows_shell: bool = False  # argv[0] is a command line for cmd.exe (Popen's shell=True)
 
 
 # --- the environment ------------------------------------------------------------------
 
-def command_env(home: str | None = None) -> dict[str, str]:
+def command_env() -> dict[str, str]:
     """The whole environment a command gets: nothing of Numi's but where programs are and the language.
 
     Numi's environment holds what a command must not learn: the keyring's session bus
@@ -61,7 +60,7 @@ def command_env(home: str | None = None) -> dict[str, str]:
         "LANG": os.environ.get("LANG") or os.environ.get("LC_ALL") or "C.UTF-8",
         "TERM": "dumb",  # output goes to a pipe, not a terminal
     }
-    home = home if home is not None else os.environ.get("HOME") or os.path.expanduser("~")
+    home = os.environ.get("HOME") or os.path.expanduser("~")
     if home and home != "~":
         env["HOME"] = home
     if _WINDOWS:  # cmd.exe and most programs need these to start at all
@@ -74,8 +73,8 @@ def command_env(home: str | None = None) -> dict[str, str]:
 def plain(command: str) -> Launch:
     """The command unconfined, through the platform shell (where no sandbox can run)."""
     if _WINDOWS:
-        return Launch([command], command_env(), confined=False, windows_shell=True)
-    return Launch(["/bin/sh", "-c", command], command_env(), confined=False)
+        return Launch([command], command_env(), windows_shell=True)
+    return Launch(["/bin/sh", "-c", command], command_env())
 
 
 # --- whether a sandbox can run here -----------------------------------------------------
@@ -154,7 +153,7 @@ def confine(command: str, workspace: Path, *, data_dir: Path | None, network: bo
     if st.kind == "sandbox-exec":
         return _sandbox_exec_launch(command, workspace, data_dir=data_dir, network=network)
     argv = bwrap_argv(bwrap_path(), workspace, data_dir=data_dir, network=network)
-    return Launch(argv + ["/bin/sh", "-c", command], command_env(), confined=True)
+    return Launch(argv + ["/bin/sh", "-c", command], command_env())
 
 
 def _real(path) -> Path:
@@ -283,5 +282,5 @@ def _sandbox_exec_launch(command: str, workspace: Path, *, data_dir: Path | None
     profile = seatbelt_profile(workspace, data_dir=data_dir, tmp=tmp, network=network, home=_home())
     env = command_env()
     env["TMPDIR"] = str(tmp)  # the shared temp folders are out of reach: this one is the command's own
-    return Launch([SANDBOX_EXEC, "-p", profile, "/bin/sh", "-c", command], env, confined=True,
+    return Launch([SANDBOX_EXEC, "-p", profile, "/bin/sh", "-c", command], env,
                   cleanup=lambda: shutil.rmtree(tmp, ignore_errors=True))
