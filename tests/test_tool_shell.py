@@ -326,6 +326,26 @@ def test_rule_matches_exactly_one_command_line():
     assert not rule_matches("ls | sh", "ls | sh")
 
 
+# Only ASCII spaces, tabs and newlines are trimmed (the contract); every other space-like
+# character is part of the command the shell receives, so the line is another command.
+UNICODE_SPACES = ["\u00a0", "\u2003", "\u3000", "\u200b", "\u2028", "\u0085", "\ufeff", "\r", "\x0b", "\x0c"]
+
+
+@pytest.mark.parametrize("space", UNICODE_SPACES, ids=[f"U+{ord(c):04X}" for c in UNICODE_SPACES])
+def test_a_rule_does_not_match_the_command_with_another_space_around_it(space):
+    rule = "echo always-ok"
+    for command in (rule + space, space + rule, f" {rule}{space}\n"):
+        assert not rule_matches(rule, command), repr(command)
+        assert not standing_rule_allowed(command), repr(command)  # such a line never becomes a rule
+    assert not rule_matches(rule + space, rule + space)
+
+
+def test_a_rule_matches_with_ascii_spaces_tabs_and_newlines_around_it():
+    for command in ("echo always-ok", " \techo always-ok\n", "echo always-ok \t \n\n"):
+        assert rule_matches("echo always-ok", command), repr(command)
+        assert rule_matches(command, "echo always-ok"), repr(command)
+
+
 def test_commands_get_an_environment_built_from_nothing(tmp_path, monkeypatch):
     """Even unconfined: no keys, tokens, session bus or Numi settings, and nothing else of Numi's."""
     monkeypatch.setenv("OPENAI_API_KEY", "not-a-real-key")

@@ -3,7 +3,9 @@
 A standing rule is a promise about one exact command that a person read and
 judged harmless, so it must not stretch to cover anything else:
 
-- Matching is exact (after trimming surrounding whitespace). A prefix rule
+- Matching is exact: only ASCII spaces, tabs and newlines around the line
+  are trimmed (str.strip would also drop a no-break or ideographic space,
+  which the shell passes on as part of the last argument). A prefix rule
   `ls` would also match `ls; rm -rf ~`, and `git status` says nothing about
   `git status && git push --force`.
 - A line is only eligible when what it runs is visible in its text. Chaining
@@ -27,13 +29,22 @@ import shlex
 _OPERATOR_CHARS = set(";&|<>()")
 # In double quotes a backslash escapes only these; elsewhere it is literal.
 _DQUOTE_ESCAPABLE = set('$`"\\\n')
+# What is trimmed around a command line before it is stored or compared, and nothing else.
+TRIMMED = " \t\n"
+
+
+def trimmed(command: str) -> str:
+    """The command line as a rule stores and compares it."""
+    return command.strip(TRIMMED)
 
 
 def standing_rule_allowed(command: str) -> bool:
     """Whether an "allow always" rule may be stored for exactly this command line."""
-    line = command.strip()
+    line = trimmed(command)
     if not line or any(not ch.isprintable() and ch not in " \t" for ch in line):
-        return False  # newlines (and other control characters) can hide a second command
+        # Newlines and control characters can hide a second command; Unicode spaces and
+        # invisible characters make a line look like another on the approval card.
+        return False
     return _plain_by_scan(line) and _plain_by_shlex(line)
 
 
@@ -41,7 +52,7 @@ def rule_matches(rule: str, command: str) -> bool:
     """Whether a stored rule covers this command: the same line, never a prefix or a pattern."""
     if not standing_rule_allowed(rule):
         return False  # a rule that could never have been stored covers nothing
-    return rule.strip() == command.strip()
+    return trimmed(rule) == trimmed(command)
 
 
 def _plain_by_scan(line: str) -> bool:

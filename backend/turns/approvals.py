@@ -21,7 +21,7 @@ from backend.core.types import ToolCall
 from backend.store.db import db
 from backend.store.models import Setting
 from backend.tools import sandbox
-from backend.tools.command_rules import rule_matches, standing_rule_allowed
+from backend.tools.command_rules import rule_matches, standing_rule_allowed, trimmed
 
 POLICIES = ("ask", "allow", "deny")
 DEFAULT_KEY = "tool_policy_default"
@@ -123,7 +123,7 @@ def rule_for(call: ToolCall) -> dict | None:
     value = _arguments(call).get(field)
     if not isinstance(value, str) or not standing_rule_allowed(value):
         return None
-    return {"tool": call.name, field: value.strip()}
+    return {"tool": call.name, field: trimmed(value)}
 
 
 def rules(chat_id: str) -> list[dict]:
