@@ -74,15 +74,25 @@ def parse_gitignore(text: str) -> list[Rule]:
 
 
 def _match(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    """Whether the path components match the rule's, "**" spanning any number of them.
+
+    A .gitignore comes with the workspace, so its rules may be hostile: trying each split for
+    each "**" in turn would take depth^k steps for k of them. Instead the set of positions the
+    pattern so far can end at is carried forward: len(pattern) × len(parts) steps at most.
+    """
     if len(pattern) == 2 and pattern[0] == "**" and pattern[1] != "**":
         return bool(parts) and fnmatchcase(parts[-1], pattern[1])  # the common "*.pyc" case, fast
-    if not pattern:
-        return not parts
-    if pattern[0] == "**":
-        if len(pattern) == 1:
-            return bool(parts)  # "dir/**": everything inside, not the folder itself
-        return any(_match(pattern[1:], parts[i:]) for i in range(len(parts) + 1))
-    return bool(parts) and fnmatchcase(parts[0], pattern[0]) and _match(pattern[1:], parts[1:])
+    ends = {0}  # how many components the pattern so far can have consumed
+    for i, segment in enumerate(pattern):
+        if segment == "**":
+            if i == len(pattern) - 1:
+                return min(ends) < len(parts)  # "dir/**": everything inside, not the folder itself
+            ends = set(range(min(ends), len(parts) + 1))
+        else:
+            ends = {n + 1 for n in ends if n < len(parts) and fnmatchcase(parts[n], segment)}
+        if not ends:
+            return False
+    return len(parts) in ends
 
 
 class IgnoreRules:
