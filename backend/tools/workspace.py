@@ -21,6 +21,7 @@ from pathlib import Path
 from backend.core.tools import MAX_RESULT_CHARS, Tool
 from backend.core.types import ToolSpec
 from backend.tools.file_index import SKIPPED, FileIndex, IgnoreRules, walk
+from backend.tools.line_search import PATTERN_CHARS, SEARCH_BYTES, SEARCH_SECONDS, Budget, LineMatcher, Stopped
 
 MB = 1024 * 1024
 DEFAULT_MAX_READ = 2 * MB
@@ -139,6 +140,16 @@ class Workspace:
 
     def read_text(self, path: str) -> tuple[Path, str]:
         """(real path, text) of a UTF-8 file within the size limit; ValueError naming `path` otherwise."""
+        real, data = self._read_file(path)
+        return real, _utf8(path, data)
+
+    def read_utf8(self, path: str) -> tuple[Path, bytes]:
+        """(real path, bytes) of a file read_text would read: the same checks, the text left encoded."""
+        real, data = self._read_file(path)
+        _utf8(path, data)
+        return real, data
+
+    def _read_file(self, path: str) -> tuple[Path, bytes]:
         real = self.resolve(path)
         try:
             st = os.stat(real)
@@ -156,11 +167,7 @@ class Workspace:
         self._check_size(path, len(data))
         if b"\x00" in data[:SNIFF_BYTES]:
             raise ValueError(f"{path!r} is a binary file, so it is not read; the file tools handle text only.")
-        try:
-            return real, data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ValueError(f"{path!r} is not UTF-8 text (it may be binary or in another encoding), "
-                             f"so it is not read.")
+        return real, data
 
     def _check_size(self, path: str, size: int) -> None:
         if size > self.max_read_bytes:
@@ -200,6 +207,14 @@ class Workspace:
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_UMASK
         _atomic_write(real, data, mode)
         return real, st is None
+
+
+def _utf8(path: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path!r} is not UTF-8 text (it may be binary or in another encoding), "
+                         f"so it is not read.")
 
 
 def _atomic_write(target: Path, data: bytes, mode: int) -> None:
@@ -259,6 +274,22 @@ def _int(args: dict, name: str, default: int | None, low: int, high: int | None 
 
 def _schema(properties: dict, required: list[str]) -> dict:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def _stopped(budget: Budget, why: str) -> str:
+    """The line closing a search that ran out of its budget, or was stopped, for the model to act on."""
+    if why == "cancelled":
+        return "[cancelled: the search is incomplete]"
+    limit = (f"a search runs for at most {budget.seconds:g} s" if why == "time"
+             else f"a search reads at most {_size(budget.max_bytes)} of files")
+    return (f"[stopped after {budget.files} file(s) / {_size(budget.bytes)}: {limit}; "
+            f"narrow the search with path or glob]")
+
+
+def _shown(line: memoryview) -> str:
+    """A matched line as the result shows it: up to LINE_CHARS characters."""
+    text = bytes(line[:(LINE_CHARS + 1) * 4]).decode("utf-8", "ignore")  # ≤ 4 bytes a character
+    return text if len(text) <= LINE_CHARS else text[:LINE_CHARS] + " …"
 
 
 def _cancelled(cancel) -> bool:
@@ -357,53 +388,54 @@ def workspace_tools(workspace: Workspace, index: FileIndex | None = None) -> lis
         path, glob = _str(args, "path", "."), args.get("glob")
         if glob is not None and not isinstance(glob, str):
             raise ValueError("'glob' must be a string such as '*.py'.")
+        if glob is not None and len(glob) > PATTERN_CHARS:
+            raise ValueError(f"'glob' is {len(glob)} characters long; the limit is {PATTERN_CHARS}.")
         limit = _int(args, "max_results", SEARCH_DEFAULT, 1, SEARCH_MAX)
-        flags = re.IGNORECASE if ignore_case else 0
-        try:
-            rx = re.compile(pattern if use_regex else re.escape(pattern), flags)
-        except re.error as exc:
-            raise ValueError(f"The regex {pattern!r} is not valid: {exc}. Fix it, or set regex to false "
-                             f"to search for the text as written.")
+        matcher = LineMatcher(pattern, use_regex, ignore_case)  # a PatternError says what to change
         rel = folder(path)
         if (workspace.root / rel).is_dir():
-            files = (p for p, is_dir in entries(rel, True) if not is_dir)
+            listing = entries(rel, True)
         else:
-            workspace.read_text(path)  # one named file: say why it cannot be searched instead of skipping it
-            files = iter([rel])
+            workspace.read_utf8(path)  # one named file: say why it cannot be searched instead of skipping it
+            listing = iter([(rel, False)])
+        budget = Budget(cancel)
         out, used, skipped, note = [], 0, 0, ""
-        for name in files:
-            if _cancelled(cancel):
-                note = "[cancelled: the search is incomplete]"
-                break
-            if glob and not fnmatchcase(name if "/" in glob else name.rsplit("/", 1)[-1], glob):
-                continue
-            try:
-                real = workspace.resolve(name)
-            except ValueError:
-                continue  # a link out of the workspace: not ours to search, nothing to report
-            if real.is_dir():
-                continue  # a link to a folder inside, whose files are searched under their own path
-            try:
-                _, text = workspace.read_text(name)
-            except (ValueError, OSError):
-                skipped += 1
-                continue
-            for n, line in enumerate(split_lines(text), 1):
-                if not rx.search(line):
+        try:
+            for name, is_dir in listing:
+                budget.check()  # per entry, so a tree of empty folders stops too
+                if is_dir or (glob and not fnmatchcase(name if "/" in glob else name.rsplit("/", 1)[-1], glob)):
                     continue
-                if len(out) == limit or used > OUTPUT_CHARS:
-                    note = (f"[stopped at {len(out)} matches; narrow it with path or glob, or raise "
-                            f"max_results (up to {SEARCH_MAX})]")
+                try:
+                    real = workspace.resolve(name)
+                except ValueError:
+                    continue  # a link out of the workspace: not ours to search, nothing to report
+                if real.is_dir():
+                    continue  # a link to a folder inside, whose files are searched under their own path
+                try:
+                    _, data = workspace.read_utf8(name)
+                except (ValueError, OSError):
+                    skipped += 1
+                    continue
+                budget.take(data)
+                for n, line in matcher.lines(data, budget.check):
+                    if len(out) == limit or used > OUTPUT_CHARS:
+                        note = (f"[stopped at {len(out)} matches; narrow it with path or glob, or raise "
+                                f"max_results (up to {SEARCH_MAX})]")
+                        break
+                    out.append(f"{name}:{n}: {_shown(line)}")
+                    used += len(out[-1]) + 1
+                if note:
                     break
-                shown = line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + " …"
-                out.append(f"{name}:{n}: {shown}")
-                used += len(out[-1]) + 1
-            if note:
-                break
+        except Stopped as stop:
+            note = _stopped(budget, stop.why)
         if not out:
             out.append(f"No matches for {pattern!r} in {rel or 'the workspace'}.")
         if skipped:
             out.append(f"[{skipped} file(s) not searched: binary, over the size limit, or unreadable]")
+        if matcher.cut_lines:
+            kib = f"{matcher.chunk_bytes / 1024:g} KiB"
+            out.append(f"[{matcher.cut_lines} line(s) longer than {kib}: a regex searched only their first {kib} "
+                       f"(a search with regex false sees all of them)]")
         if note:
             out.append(note)
         return "\n".join(out)
@@ -459,8 +491,12 @@ def workspace_tools(workspace: Workspace, index: FileIndex | None = None) -> lis
          read_file, True, "read"),
         (ToolSpec("search_files", "Search the text files of the workspace (or a folder or file in it) "
                   "for text or a regular expression, line by line. Prints 'path:line: text' per match; "
-                  ".gitignore'd files are skipped.",
-                  _schema({"pattern": {"type": "string", "description": "Text to find, or a Python regex if regex is true."},
+                  ".gitignore'd files are skipped. One search reads at most "
+                  f"{SEARCH_BYTES // MB} MB of files for at most {SEARCH_SECONDS:g} s, and says so when it stops.",
+                  _schema({"pattern": {"type": "string",
+                                       "description": "Text to find, or if regex is true a regular expression in "
+                                                      "RE2 syntax (Python's, without backreferences or "
+                                                      "lookaround; \\d \\w \\s \\b are ASCII)."},
                            "regex": {"type": "boolean", "description": "Treat pattern as a regex. Default false."},
                            "ignore_case": {"type": "boolean", "description": "Match regardless of case. Default false."},
                            "path": {"type": "string", "description": "Folder or file to search; default the whole workspace."},
