@@ -4,22 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.fakeprovider import script as S
-
-
-@pytest.fixture
-def ws_setup(setup_with, tmp_path):
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    setup = setup_with({"NUMI_TEST_WORKSPACE": str(workspace)})
-    setup.workspace = workspace
-    return setup
-
-
-def shell_call(call_id: str, command: str) -> list[dict]:
-    return [S.tool_call(0, call_id, "shell", json.dumps({"command": command}))]
+from tests.test_protocol_approvals import shell_call, ws_setup  # noqa: F401 (ws_setup is a fixture)
 
 
 def first_of(sock, *kinds: str) -> dict:
