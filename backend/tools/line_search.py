@@ -34,7 +34,7 @@ SEARCH_BYTES = 64 * 1024 * 1024  # of file content, one search_files call
 
 RE2_LIMITS = ("Searches use RE2, which takes time linear in the text and so has no backreferences (\\1), "
               "lookahead or lookbehind ((?=, (?!, (?<=, (?<!), atomic groups or possessive repeats, "
-              "and writes the end of the text as \\z, not \\Z.")
+              "and writes the end of a line as \\z (or $), not \\Z.")
 
 # \A and \z, and a flag group switching multi-line off: with them a line's match depends on
 # the text around it, so the whole-text scan could miss it. (A constant pattern, linear.)
