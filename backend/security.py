@@ -17,6 +17,10 @@ CSP = ("default-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self
        "style-src 'self' 'unsafe-inline'; font-src 'self' data:; object-src 'none'; "
        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 BODY_TYPES = ("application/json", "multipart/form-data")
+# Fetch metadata a browser adds to a request it makes itself (not typed or opened from outside).
+# Cookies ignore ports, so a page on any other 127.0.0.1 port is "same-site" and would carry
+# numi_session: only the page's own requests and navigations from outside may use the cookie.
+SITES_ALLOWED_WITH_COOKIE = ("same-origin", "none")
 
 
 def _refuse(status: int, code: str, message: str):
@@ -28,11 +32,18 @@ def _allowed_hosts() -> tuple[str, ...]:
     return (f"127.0.0.1:{port}", f"localhost:{port}")
 
 
-def _token_ok() -> bool:
+def _authenticated_by() -> str | None:
+    """"bearer" or "cookie" when the request carries the token that way, else None."""
     token = current_app.config["TOKEN"]
     header = request.headers.get("Authorization", "")
-    given = header[7:] if header.startswith("Bearer ") else request.cookies.get(COOKIE, "")
-    return bool(given) and hmac.compare_digest(given.encode(), token.encode())
+    way, given = ("bearer", header[7:]) if header.startswith("Bearer ") else ("cookie", request.cookies.get(COOKIE, ""))
+    return way if given and hmac.compare_digest(given.encode(), token.encode()) else None
+
+
+def _from_another_site() -> bool:
+    """The browser says another page made this request (absent: not a browser, or an older one)."""
+    site = request.headers.get("Sec-Fetch-Site")
+    return site is not None and site.strip().lower() not in SITES_ALLOWED_WITH_COOKIE
 
 
 def _is_upgrade() -> bool:
@@ -54,8 +65,13 @@ def check_request():
             return _refuse(403, "forbidden_origin", "Requests from other web pages are not allowed.")
     if path == "/" and "token" in request.args:
         return _sign_in(request.args["token"])
-    if guarded and not _token_ok():
-        return _refuse(401, "unauthorized", "Sign in again: open Numi from its window or the address it printed.")
+    if guarded:
+        way = _authenticated_by()
+        if way is None:
+            return _refuse(401, "unauthorized", "Sign in again: open Numi from its window or the address it printed.")
+        if way == "cookie" and _from_another_site():
+            return _refuse(403, "forbidden_site", "Another web page asked for Numi's data with your sign-in; "
+                                                  "that is not allowed. Use Numi in its own window or tab.")
     if path.startswith("/api/") and request.method not in ("GET", "HEAD", "OPTIONS") and _has_body():
         mime = request.mimetype
         if mime not in BODY_TYPES:

@@ -161,6 +161,67 @@ def test_get_with_foreign_origin_is_allowed(server):
     assert status == 200
 
 
+# -- Sec-Fetch-Site ---------------------------------------------------------------
+
+def cookie(server) -> dict:
+    return {"Cookie": f"numi_session={server.token}"}
+
+
+@pytest.mark.parametrize("site", ["same-site", "cross-site", "Cross-Site"])
+def test_cookie_from_another_page_is_403_everywhere(server, api, site):
+    """Cookies ignore ports: a page on another 127.0.0.1 port is same-site and its requests carry the cookie."""
+    chat = api.post("/api/chats", {"title": "kept"}).body
+    headers = {**cookie(server), "Sec-Fetch-Site": site}
+    attempts = [("GET", "/api/chats", None), ("GET", f"/api/chats/{chat['id']}/messages", None),
+                ("POST", "/api/chats", b'{"title": "new"}'), ("PATCH", f"/api/chats/{chat['id']}", b'{"title": "x"}'),
+                ("DELETE", f"/api/chats/{chat['id']}", None)]
+    for method, path, body in attempts:
+        hdrs = {**headers, "Content-Type": "application/json"} if body else headers
+        status, _, data = raw(server, method, path, hdrs, body)
+        assert status == 403, (method, path, status)
+        err = json.loads(data)["error"]
+        assert err["code"] == "forbidden_site" and err["message"].endswith("."), err
+    for path in (f"/ws/{chat['id']}", "/ws/_app"):
+        status, _, data = raw(server, "GET", path, {**headers, **WS_HEADERS})
+        assert status == 403 and error_code(data) == "forbidden_site", path  # never a 101
+    assert [(c["id"], c["title"]) for c in api.get("/api/chats").body["items"]] == [(chat["id"], "kept")]
+
+
+@pytest.mark.parametrize("site", ["same-origin", "none", None])
+def test_cookie_from_the_page_itself_or_outside_is_allowed(server, api, site):
+    headers = {**cookie(server), **({"Sec-Fetch-Site": site} if site else {})}
+    status, _, data = raw(server, "GET", "/api/chats", headers)
+    assert status == 200, data
+    status, _, _ = raw(server, "POST", "/api/chats", {**headers, "Content-Type": "application/json"}, b"{}")
+    assert status == 201
+    chat_id = api.get("/api/chats").body["items"][0]["id"]
+    status, _, _ = raw(server, "GET", f"/ws/{chat_id}", {**headers, **WS_HEADERS})
+    assert status == 101
+
+
+@pytest.mark.parametrize("site", ["same-site", "cross-site"])
+def test_bearer_token_is_not_held_to_the_site(server, site):
+    status, _, _ = raw(server, "GET", "/api/chats", {**bearer(server), "Sec-Fetch-Site": site})
+    assert status == 200
+    status, _, _ = raw(server, "POST", "/api/chats", json_headers(server, **{"Sec-Fetch-Site": site}), b"{}")
+    assert status == 201
+    # Even beside the cookie: the request proves it holds the token itself.
+    status, _, _ = raw(server, "GET", "/api/chats", {**bearer(server), **cookie(server), "Sec-Fetch-Site": site})
+    assert status == 200
+
+
+def test_sign_in_and_the_page_need_no_site_check(server):
+    """A link from outside (the desktop shell, the browser opening the printed URL) signs in; the page holds
+    no data. The wrong token is still a 401 without a cookie, whatever the site."""
+    headers = {"Sec-Fetch-Site": "cross-site"}
+    status, hdrs, _ = raw(server, "GET", f"/?token={server.token}", headers)
+    assert status == 303 and hdrs["Set-Cookie"].startswith("numi_session=")
+    status, hdrs, _ = raw(server, "GET", "/?token=wrong", headers)
+    assert status == 401 and "Set-Cookie" not in hdrs
+    assert raw(server, "GET", "/", {**headers, **cookie(server)})[0] == 200
+    assert raw(server, "GET", "/api/health", {**headers, **cookie(server)})[0] == 200
+
+
 # -- body types -------------------------------------------------------------------
 
 @pytest.mark.parametrize("ctype", ["text/plain", "application/x-www-form-urlencoded", None])
