@@ -67,10 +67,14 @@ def test_created_server_is_listed_stopped_then_started_by_its_tools(numi):
     assert api.get("/api/mcp/servers").body == [expected]
     assert api.get("/api/mcp/servers/t").body == expected
     assert mcp_server_children(numi.proc.pid) == set()  # listing never starts a server
-
     r = api.get("/api/mcp/servers/t/tools")
+    assert r.status == 200 and r.body == {"status": {"state": "stopped", "error": None}, "tools": None}, r
+    assert mcp_server_children(numi.proc.pid) == set()  # nor does reading its tools
+
+    r = api.post("/api/mcp/servers/t/tools")
     assert r.status == 200, r
-    tools = {t["mcp_name"]: t for t in r.body}
+    assert r.body["status"] == {"state": "running", "error": None}
+    tools = {t["mcp_name"]: t for t in r.body["tools"]}
     assert {"echo", "add", "crash", "pid"} <= set(tools)
     assert tools["echo"] == {"name": "mcp__t__echo", "mcp_name": "echo", "description": "Echo the text back.",
                              "input_schema": tools["echo"]["input_schema"],
@@ -79,6 +83,7 @@ def test_created_server_is_listed_stopped_then_started_by_its_tools(numi):
     assert len(tools["echo"]["fingerprint"]) == 64
     assert listed(api)["t"]["status"] == {"state": "running", "error": None}
     assert len(mcp_server_children(numi.proc.pid)) == 1
+    assert api.get("/api/mcp/servers/t/tools").body == r.body  # as listed, without asking the server again
 
     assert file_servers(numi) == [{"id": "t", "transport": "stdio", "command": sys.executable, "args": [SERVER],
                                    "env": {}, "enabled": True, "call_timeout": 60}]
@@ -88,7 +93,7 @@ def test_created_server_is_listed_stopped_then_started_by_its_tools(numi):
                                    "env": {"LOG_LEVEL": "debug"}, "enabled": False, "call_timeout": 5}]
     # Turned off: its process has ended by the time the answer comes, and it is not started again.
     assert mcp_server_children(numi.proc.pid) == set()
-    r = api.get("/api/mcp/servers/t/tools")
+    r = api.post("/api/mcp/servers/t/tools")
     assert r.status == 502 and r.body["error"]["code"] == "mcp_unavailable", r
     assert r.body["error"]["message"] == "The MCP server 't' is turned off. Turn it on in Settings → MCP servers."
 
@@ -96,7 +101,7 @@ def test_created_server_is_listed_stopped_then_started_by_its_tools(numi):
 def test_a_server_that_cannot_start_is_a_502_with_the_reason(numi):
     api = numi.api()
     assert api.post("/api/mcp/servers", stdio_body("gone", command="/nonexistent/numi-mcp", args=[])).status == 201
-    r = api.get("/api/mcp/servers/gone/tools")
+    r = api.post("/api/mcp/servers/gone/tools")
     sentence = ("The MCP server 'gone' could not start: the command '/nonexistent/numi-mcp' was not found. "
                 "Check it in Settings → MCP servers.")
     assert r.status == 502 and r.body == {"error": {"code": "mcp_unavailable", "message": sentence}}, r
@@ -108,21 +113,27 @@ def test_a_server_that_cannot_start_is_a_502_with_the_reason(numi):
 def test_restart_brings_a_crashed_server_back(numi):
     api = numi.api()
     api.post("/api/mcp/servers", stdio_body())
-    assert api.get("/api/mcp/servers/t/tools").status == 200
+    assert api.post("/api/mcp/servers/t/tools").status == 200
     [first] = mcp_server_children(numi.proc.pid)
     os.kill(first, signal.SIGKILL)  # what the `crash` tool does to itself, from outside
     crashed = wait_until(lambda: listed(api)["t"]["status"]["state"] == "crashed" and listed(api)["t"]["status"],
                          STOP_DEADLINE_S, "crash noticed")
     assert crashed["error"].startswith("The MCP server 't' stopped.")
     assert crashed["error"].endswith("Restart it in Settings → MCP servers.")
+    # Reading its tools starts nothing: the crash stays, beside the tools it last listed.
     r = api.get("/api/mcp/servers/t/tools")
+    assert r.status == 200 and r.body["status"] == crashed and "echo" in {t["mcp_name"] for t in r.body["tools"]}, r
+    assert mcp_server_children(numi.proc.pid) == set()
+    r = api.post("/api/mcp/servers/t/tools")
     assert r.status == 502 and r.body["error"]["message"] == crashed["error"]
 
     r = api.post("/api/mcp/servers/t/restart")
     assert r.status == 200 and r.body == {"state": "running", "error": None}, r
     [second] = mcp_server_children(numi.proc.pid)
     assert second != first
-    assert api.get("/api/mcp/servers/t/tools").status == 200
+    # A new process has listed nothing yet.
+    assert api.get("/api/mcp/servers/t/tools").body == {"status": {"state": "running", "error": None}, "tools": None}
+    assert api.post("/api/mcp/servers/t/tools").status == 200
     assert api.post("/api/mcp/servers/t/restart").body == {"state": "running", "error": None}
     third = mcp_server_children(numi.proc.pid)
     assert len(third) == 1 and third != {second}  # a running server is replaced too
@@ -132,7 +143,7 @@ def test_delete_stops_the_server_and_forgets_it(numi):
     api = numi.api()
     api.post("/api/mcp/servers", stdio_body())
     api.post("/api/mcp/servers", stdio_body("u"))
-    assert api.get("/api/mcp/servers/t/tools").status == 200
+    assert api.post("/api/mcp/servers/t/tools").status == 200
     [pid] = mcp_server_children(numi.proc.pid)
     assert api.delete("/api/mcp/servers/t").status == 204
     assert not alive(pid)  # stopped before the answer
@@ -140,7 +151,7 @@ def test_delete_stops_the_server_and_forgets_it(numi):
     assert [s["id"] for s in file_servers(numi)] == ["u"]
     for method, path in (("GET", "/api/mcp/servers/t"), ("PATCH", "/api/mcp/servers/t"),
                          ("DELETE", "/api/mcp/servers/t"), ("GET", "/api/mcp/servers/t/tools"),
-                         ("POST", "/api/mcp/servers/t/restart")):
+                         ("POST", "/api/mcp/servers/t/tools"), ("POST", "/api/mcp/servers/t/restart")):
         r = api.request(method, path, {} if method == "PATCH" else None)
         assert r.status == 404 and r.body["error"]["code"] == "not_found", (method, path, r)
 
@@ -225,7 +236,7 @@ def test_secret_header_values_go_to_the_keyring_only(numi):
                                    "headers": {"X-Team": "blue"}, "secret_headers": ["Authorization"],
                                    "enabled": True, "call_timeout": 60}]
     call("GET", "/api/mcp/servers")
-    call("GET", "/api/mcp/servers/web/tools")  # nothing listens there: a 502 that must not echo the header
+    call("POST", "/api/mcp/servers/web/tools")  # nothing listens there: a 502 that must not echo the header
 
     r = call("PATCH", "/api/mcp/servers/web", {"secret_header_values": {"Authorization": None}})
     assert r.body["secret_headers_set"] == [] and r.body["status"]["state"] == "unavailable", r
@@ -294,7 +305,7 @@ def test_hand_edits_add_and_remove_servers(numi):
     head = path.read_text()
     save_like_editor(path, head + "\n# mine\n" + server_table("t"))
     wait_until(lambda: "t" in listed(api), what="server t added")
-    assert api.get("/api/mcp/servers/t/tools").status == 200
+    assert api.post("/api/mcp/servers/t/tools").status == 200
     [pid_t] = mcp_server_children(numi.proc.pid)
 
     save_in_place(path, head + "\n# mine\n" + server_table("t") + "\n" + server_table("u", "call_timeout = 5"))

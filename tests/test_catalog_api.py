@@ -106,13 +106,15 @@ def test_discover_for_a_vendor_without_a_key_says_to_add_one(api):
 
 def test_suggestions_find_the_local_servers_that_answer(start_server, fake):
     api = start_server({"NUMI_PROBE_PORTS": f"Fake Ollama={fake.port},Nothing={closed_port()}"}).api()
-    r = api.get("/api/providers/suggestions")
+    r = api.post("/api/providers/suggestions")
     assert r.status == 200, r
     assert r.body == {"items": [{"kind": "openai_compatible", "name": "Fake Ollama",
                                  "base_url": f"http://127.0.0.1:{fake.port}/v1", "models": ["fake-model"]}]}
     # Once configured (localhost is the same server), it is no longer suggested.
     provider(api, kind="openai_compatible", base_url=f"http://localhost:{fake.port}/v1/")
-    assert api.get("/api/providers/suggestions").body == {"items": []}
+    assert api.post("/api/providers/suggestions").body == {"items": []}
+    # Probing is a network call: a GET (an <img> on another page) cannot make Numi do it.
+    assert api.get("/api/providers/suggestions").status == 404
 
 
 # -- prices ------------------------------------------------------------------------------

@@ -91,7 +91,7 @@ def test_a_crashed_mcp_server_is_reported_and_the_turn_goes_on(mcp_setup):
     assert status["state"] == "crashed" and "Restart" in status["error"]
     # Restarted, it works again.
     assert setup.api.post("/api/mcp/servers/t/restart", {}).status == 200
-    names = [t["name"] for t in setup.api.get("/api/mcp/servers/t/tools").body]
+    names = [t["name"] for t in setup.api.post("/api/mcp/servers/t/tools").body["tools"]]
     assert ECHO in names
     # Listed once, its tools can be given a policy in Settings → Approvals.
     listed = {t["name"]: t["needs_approval"] for t in setup.api.get("/api/approvals").body["tools"]}

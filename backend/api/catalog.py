@@ -170,8 +170,9 @@ def discover(provider_id):
     return {"added": [model_to_dict(m) for m in added]}
 
 
-@bp.get("/api/providers/suggestions")
+@bp.post("/api/providers/suggestions")
 def suggestions():
+    """Probe loopback for local model servers now: a network call, so never behind a GET."""
     from backend.catalog.probe import suggestions as probe
 
     configured = [p.base_url for p in Provider.select(Provider.base_url) if p.base_url]

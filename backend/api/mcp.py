@@ -276,8 +276,17 @@ def _on_process(server_id: str, action):
 
 
 @bp.get("/api/mcp/servers/<server_id>/tools")
+def listed_tools(server_id):
+    """What is known without starting anything: a GET never starts a process (CONTRACT §2)."""
+    _server(server_id)
+    return {"status": _mcp().status(server_id), "tools": _mcp().listed_tools(server_id)}
+
+
+@bp.post("/api/mcp/servers/<server_id>/tools")
 def list_tools(server_id):
-    return _on_process(server_id, _mcp().list_tools)
+    """Start the server if needed and list its tools now."""
+    tools = _on_process(server_id, _mcp().list_tools)
+    return {"status": _mcp().status(server_id), "tools": tools}
 
 
 @bp.post("/api/mcp/servers/<server_id>/restart")

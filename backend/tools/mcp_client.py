@@ -142,6 +142,11 @@ class McpManager:
         conn = self._get(server)
         return self._wait(_list_tools(conn), what=f"listing the tools of '{server}'")
 
+    def listed_tools(self, server: str) -> list[McpToolInfo] | None:
+        """The tools as its running process last listed them (None: not listed since it started); starts nothing."""
+        listed = self._get(server).listed
+        return None if listed is None else list(listed)
+
     def call_tool(self, server: str, name: str, arguments: dict | None = None, timeout: float | None = None,
                   cancel: Any = None) -> str:
         """Run one tool and return its text; failures, timeouts and cancels raise McpError."""
@@ -229,7 +234,9 @@ async def _list_tools(conn: McpConnection) -> list[McpToolInfo]:
         cursor = page.next_cursor
         if not cursor:
             break
-    return [McpToolInfo.from_mcp(conn.name, tool) for tool in tools]
+    infos = [McpToolInfo.from_mcp(conn.name, tool) for tool in tools]
+    conn.listed = tuple(infos)
+    return infos
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

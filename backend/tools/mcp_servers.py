@@ -113,6 +113,9 @@ class McpConnection:
         self._scope: anyio.CancelScope | None = None
         self._wake: anyio.Event | None = None
         self._stopping = False
+        # Its tools (McpToolInfo) as listed since this process started, None before: what the settings
+        # screen shows without starting anything.
+        self.listed: tuple | None = None
 
     @property
     def name(self) -> str:
@@ -183,7 +186,7 @@ class McpConnection:
             await asyncio.shield(self._ready)
 
     def _start(self) -> None:
-        self._stopping, self._client = False, None
+        self._stopping, self._client, self.listed = False, None, None
         self._ready = asyncio.get_running_loop().create_future()
         self._wake = anyio.Event()
         self.state = ("starting", None)

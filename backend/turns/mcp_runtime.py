@@ -3,7 +3,7 @@
 `reload()` is called at start, after every change of the `mcp_server` table
 (an API write, or a saved edit of catalog.toml) and after a secret header value
 changes. Servers start on demand only: when a turn asks for their tools, or
-the API lists them. A server that cannot start is left out of the turn (the
+a POST to the API asks for them (a GET only reads what was last listed). A server that cannot start is left out of the turn (the
 turn goes on without its tools) and its status says why.
 """
 from __future__ import annotations
@@ -144,9 +144,17 @@ class McpRuntime:
             raise McpError(why)
         infos = self._manager.list_tools(server_id)
         self._tools_of(server_id)  # so the approvals screen can offer a policy for each
-        return [{"name": name, "mcp_name": info.name, "description": info.description,
-                 "input_schema": info.input_schema, "fingerprint": info.fingerprint}
-                for name, info in zip(tool_names(server_id, infos), infos)]
+        return _tool_dicts(server_id, infos)
+
+    def listed_tools(self, server_id: str) -> list[dict] | None:
+        """Its tools as last listed since its process started, else None; never starts anything."""
+        if self._manager_ is None or server_id in self._unavailable:
+            return None
+        try:
+            infos = self._manager_.listed_tools(server_id)
+        except McpError:  # in the table but not reloaded yet: nothing was listed
+            return None
+        return None if infos is None else _tool_dicts(server_id, infos)
 
     def restart(self, server_id: str) -> dict:
         """Stop it, forget a crash, start it again (when enabled); returns its status."""
@@ -166,6 +174,12 @@ class McpRuntime:
         # The table can be a step ahead of the manager (a saved edit whose reload is still on its way).
         if server_id not in self._manager.servers() and server_id not in self._unavailable:
             self.reload()
+
+
+def _tool_dicts(server: str, infos) -> list[dict]:
+    return [{"name": name, "mcp_name": info.name, "description": info.description,
+             "input_schema": info.input_schema, "fingerprint": info.fingerprint}
+            for name, info in zip(tool_names(server, infos), infos)]
 
 
 def tool_names(server: str, infos) -> list[str]:

@@ -13,7 +13,7 @@ export async function reloadCatalog() {
 
 export async function loadSuggestions() {
   try {
-    app.suggestions = (await get("/api/providers/suggestions")).items || [];
+    app.suggestions = (await post("/api/providers/suggestions")).items || [];
   } catch {
     app.suggestions = [];
   }

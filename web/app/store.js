@@ -14,7 +14,7 @@ export const app = {
   providers: null,      // null until loaded
   models: [],
   settings: null,
-  suggestions: null,    // GET /api/providers/suggestions, loaded when needed
+  suggestions: null,    // POST /api/providers/suggestions, asked when needed
   session: null,        // the open ChatSession (chat-session.js), or null
   signedOut: false,     // a 401: the cookie no longer matches the running server
   theme: "system",

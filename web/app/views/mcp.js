@@ -1,11 +1,11 @@
 // Settings → MCP servers (docs/PROTOCOL.md "MCP servers"): the servers whose tools models
 // may call. Each shows its transport, what it runs or where it is, its status (a crash's
 // or an unavailable server's sentence included), Enabled, and Show tools (starts it:
-// GET …/tools, 502 with the sentence when it cannot), Restart, Edit and Remove. A form
-// adds one (stdio: a program on this computer; http: an address); a 422's sentences show
-// by their fields. Secret header values go to the keyring: only their names come back.
-// Built once with the settings view; it reads its list itself, again after every change
-// (listing never starts a server, so that is cheap).
+// POST …/tools, 502 with the sentence when it cannot; a GET never starts anything), Restart,
+// Edit and Remove. A form adds one (stdio: a program on this computer; http: an address);
+// a 422's sentences show by their fields. Secret header values go to the keyring: only
+// their names come back. Built once with the settings view; it reads its list itself,
+// again after every change (listing never starts a server, so that is cheap).
 import { h } from "../dom.js";
 import { get, post, patch, del } from "../api.js";
 import { confirmSheet } from "./folders.js";
@@ -241,7 +241,7 @@ export class McpSection {
           if (shown) { this.tools.delete(s.id); this.draw(); return; }
           this.say(`Starting ${s.id}…`);
           try {
-            const tools = await get(`/api/mcp/servers/${enc(s.id)}/tools`);
+            const { tools } = await post(`/api/mcp/servers/${enc(s.id)}/tools`);
             this.tools.set(s.id, { tools });
             this.say(`${s.id} offers ${tools.length} tool${tools.length === 1 ? "" : "s"}.`);
           } catch (err) {
