@@ -7,6 +7,7 @@ HTTP 403/401, never a 101 followed by a close.
 from __future__ import annotations
 
 import hmac
+import logging
 
 from flask import current_app, jsonify, make_response, redirect, request
 
@@ -16,6 +17,7 @@ COOKIE = "numi_session"
 CSP = ("default-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data: blob:; "
        "style-src 'self' 'unsafe-inline'; font-src 'self' data:; object-src 'none'; "
        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+log = logging.getLogger(__name__)
 BODY_TYPES = ("application/json", "multipart/form-data")
 # Fetch metadata a browser adds to a request it makes itself (not typed or opened from outside).
 # Cookies ignore ports, so a page on any other 127.0.0.1 port is "same-site" and would carry
@@ -70,6 +72,9 @@ def check_request():
         if way is None:
             return _refuse(401, "unauthorized", "Sign in again: open Numi from its window or the address it printed.")
         if way == "cookie" and _from_another_site():
+            # Said in the log: a page the person has open is trying to use their sign-in.
+            log.warning("Refused %s %s: another web page (Sec-Fetch-Site: %s) sent Numi's sign-in cookie",
+                        request.method, path, request.headers.get("Sec-Fetch-Site"))
             return _refuse(403, "forbidden_site", "Another web page asked for Numi's data with your sign-in; "
                                                   "that is not allowed. Use Numi in its own window or tab.")
     if path.startswith("/api/") and request.method not in ("GET", "HEAD", "OPTIONS") and _has_body():

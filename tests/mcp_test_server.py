@@ -6,6 +6,8 @@ Knobs (environment):
                                   read at every listing (a tool that changes while running)
   NUMI_MCP_TEST_SIGNAL_PORT       `slow` connects to this 127.0.0.1 port once it has started,
                                   so a test knows the call is in flight without sleeping
+  NUMI_MCP_TEST_STARTED_FILE      this process appends its pid to this file as it starts,
+                                  so a test can tell whether anything started it
 """
 from __future__ import annotations
 
@@ -110,6 +112,9 @@ async def serve_http() -> None:
 
 
 if __name__ == "__main__":
+    if started := os.environ.get("NUMI_MCP_TEST_STARTED_FILE"):
+        with open(started, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
     if "--http" in sys.argv:
         anyio.run(serve_http)
     else:
