@@ -11,7 +11,7 @@ import threading
 import webbrowser
 from pathlib import Path
 
-from backend import __version__
+from backend import __version__, private_files
 
 log = logging.getLogger("numi")
 
@@ -82,6 +82,7 @@ def run_data_command(argv: list[str]) -> int:
         args.data_dir = Path(env) if env else default_data_dir()
     data_dir = args.data_dir.expanduser().resolve()
     path = Path(os.path.abspath(os.path.expanduser(args.path))) if args.path else None
+    private_files.restrict_umask()  # a backup is the whole history: readable by this user only
     return _backup(data_dir, path) if args.command == "backup" else _restore(data_dir, path)
 
 
@@ -186,6 +187,7 @@ def run_headless(args: argparse.Namespace) -> int:
     from backend.instance import InstanceLock, running_server
     from backend.server import NumiServer
 
+    private_files.restrict_umask()
     lock = InstanceLock(args.data_dir)
     if not lock.acquire():
         info = running_server(args.data_dir)
@@ -196,6 +198,7 @@ def run_headless(args: argparse.Namespace) -> int:
         return 0
 
     setup_logging(args.data_dir)
+    private_files.fix_modes(args.data_dir)  # once the data dir is ours: no other Numi writes in it
     server = NumiServer(Config(data_dir=args.data_dir, port=args.port))
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -63,6 +63,8 @@ def write_private_json(path: Path, data: dict) -> None:
     """Write `data` readable by this user only, atomically (write, then rename)."""
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, 0o600)  # before any byte: a temp file a crash left keeps its old mode through O_CREAT
     with os.fdopen(fd, "w") as f:
         json.dump(data, f)
     os.chmod(tmp, 0o600)

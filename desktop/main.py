@@ -13,6 +13,7 @@ import signal
 import sys
 import time
 
+from backend import private_files
 from backend.cli import parse_args, run_headless, setup_logging
 
 log = logging.getLogger("numi.desktop")
@@ -26,6 +27,7 @@ def main(argv=None) -> int:
 
     from backend.instance import InstanceLock, running_server
 
+    private_files.restrict_umask()
     lock = InstanceLock(args.data_dir)
     if not lock.acquire():
         return hand_over(args, running_server(args.data_dir))
@@ -42,6 +44,7 @@ def main(argv=None) -> int:
         return run_headless(args)
 
     setup_logging(args.data_dir)
+    private_files.fix_modes(args.data_dir)
     if os.environ.get("NUMI_DEBUG_STACKS") and hasattr(signal, "SIGRTMIN"):
         # Debugging a hang: `kill -s RTMIN+5 <pid>` prints every thread's stack. (Not SIGUSR1:
         # WebKit's JavaScriptCore uses it for garbage collection.)

@@ -64,3 +64,20 @@ def test_fresh_token_every_start(server):
     server.start()
     assert server.token != first
     assert server.api(token=first).get("/api/chats").status == 401
+
+
+def test_cli_backup_is_private_whatever_the_umask(server, tmp_path):
+    """`numi backup` with Numi stopped writes the copy itself: readable by this user only."""
+    server.terminate()
+    old = os.umask(0o022)  # the command inherits it
+    try:
+        chosen = run_cli("backup", str(tmp_path / "b.db"), "--data-dir", str(server.data_dir))
+        default = run_cli("backup", "--data-dir", str(server.data_dir))
+    finally:
+        os.umask(old)
+    assert chosen.returncode == 0 and default.returncode == 0, (chosen, default)
+    made = [p for p in (server.data_dir / "backups").iterdir() if "auto" not in p.name]  # not the daily one
+    assert len(made) == 1, made
+    for path in (tmp_path / "b.db", *made):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    assert stat.S_IMODE((server.data_dir / "backups").stat().st_mode) == 0o700

@@ -23,6 +23,7 @@ from typing import Callable
 
 from backend.core.tools import Tool
 from backend.core.types import ToolSpec
+from backend.private_files import USER_UMASK
 from backend.tools import sandbox
 from backend.tools.sandbox import Launch
 
@@ -182,7 +183,8 @@ def _spawn(launch: Launch, cwd: Path) -> subprocess.Popen:
                                 creationflags=subprocess.CREATE_NEW_PROCESS_GROUP, **common)
     # A new session makes the first process's pid the group id of everything it starts
     # outside a sandbox; inside bubblewrap, ending that process ends its PID namespace.
-    return subprocess.Popen(launch.argv, start_new_session=True, **common)
+    # What it writes in the workspace is the person's: their umask, not Numi's private one.
+    return subprocess.Popen(launch.argv, start_new_session=True, umask=USER_UMASK, **common)
 
 
 def _await_exit(proc: subprocess.Popen, exited: threading.Event, wake: threading.Event) -> None:

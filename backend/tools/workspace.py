@@ -19,6 +19,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from backend.core.tools import MAX_RESULT_CHARS, Tool
+from backend.private_files import USER_UMASK
 from backend.core.types import ToolSpec
 from backend.tools.file_index import SKIPPED, FileIndex, IgnoreRules, walk
 from backend.tools.line_search import PATTERN_CHARS, SEARCH_BYTES, SEARCH_SECONDS, Budget, LineMatcher, Stopped
@@ -32,9 +33,8 @@ SEARCH_DEFAULT, SEARCH_MAX = 100, 1_000
 LINE_CHARS = 300  # a matched line is shown up to this long
 SNIFF_BYTES = 8192  # a NUL byte in here means binary, as git decides it
 
-# Read once, at import: os.umask can only be read by setting it, which would race other threads later.
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
+# New workspace files get the umask the person started Numi with (Numi's own is private).
+_UMASK = USER_UMASK
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
