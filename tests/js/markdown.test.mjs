@@ -31,3 +31,8 @@ test("without a DOM to sanitize with, the text is shown escaped", () => {
 test("reply headings start at h3, under the page's own h1 and h2", () => {
   assert.match(toHtml("# Title\n\n## Part\n\n###### Deep"), /^<h3>Title<\/h3>\n<h4>Part<\/h4>\n<h6>Deep<\/h6>/);
 });
+
+test("the Markdown step makes no ids or names of its own (any in a reply are the model's)", () => {
+  const html = toHtml("# Title\n\n## Part\n\nText[^1] and [a](#title).\n\n[^1]: a note\n\n- [ ] task\n\n| a |\n| - |\n| b |");
+  assert.doesNotMatch(html, /\s(?:id|name)=/);
+});

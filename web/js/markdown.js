@@ -15,7 +15,10 @@ const PURIFY = {
   USE_PROFILES: { html: true }, // no SVG or MathML
   ALLOWED_URI_REGEXP: SAFE_URL,
   // Styles can fetch (background: url(...)); forms and media have no place in a reply.
-  FORBID_ATTR: ["style", "srcset"],
+  // No id or name at all: a model's <a id="x"> or <img name="getElementById"> would be a
+  // global (window.x) or shadow a document property (DOM clobbering). SANITIZE_DOM only
+  // stops the names the document already has; the app makes no ids in a reply itself.
+  FORBID_ATTR: ["style", "srcset", "id", "name"],
   FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "video", "audio", "source",
                 "picture", "track"],
   ADD_ATTR: ["target"],
@@ -31,6 +34,7 @@ const PURIFY = {
 // What marked writes for Markdown without raw HTML in it, per element the attributes it
 // may carry. HTML of only these (hrefs and image sources as the URL rules allow) is
 // used as the browser parsed it; anything else goes through DOMPurify (plainFragment).
+// Never id or name (see PURIFY): marked writes neither, so one is always the model's.
 const PLAIN_MARKUP = new Map(Object.entries({
   A: ["href", "title", "class"], IMG: ["src", "alt", "title"], CODE: ["class"], SPAN: ["class"],
   OL: ["start"], TH: ["align"], TD: ["align"],
