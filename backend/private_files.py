@@ -43,8 +43,11 @@ def fix_modes(data_dir: Path) -> int:
     if not POSIX:
         return 0
     root = Path(data_dir).resolve()
-    home = Path.home().resolve()
-    if root == home or root in home.parents:
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, KeyError, OSError):  # no home folder to be known: nothing to protect
+        home = None
+    if home is not None and (root == home or root in home.parents):
         # A data dir that is the home folder (or holds it) is a mistake; making all of it
         # private would break far more than Numi.
         log.warning("Not changing file modes under %s: it is (or holds) the home folder. Give Numi a data "

@@ -46,7 +46,7 @@ def umask_022():
 
 
 def readable_data_dir(root: Path, outside: Path) -> None:
-    """What an earlier version left: 0755 folders, 0644 files (and a link out that must not be followed)."""
+    """What an earlier version left: 0755 folders, 0644 files (and links out that must not be followed)."""
     root.mkdir(mode=0o755)
     with sqlite3.connect(root / "numi.db") as db:  # a real, empty database
         db.execute("PRAGMA user_version = 0")
@@ -59,17 +59,20 @@ def readable_data_dir(root: Path, outside: Path) -> None:
     for path in [root, *root.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     (root / "link-out").symlink_to(outside)
+    (root / "link-to-folder").symlink_to(outside.parent, target_is_directory=True)
 
 
 def test_start_fixes_the_data_dir_and_new_files_are_private(umask_022, start_server, fake, tmp_path):
-    outside = tmp_path / "outside.txt"
+    (tmp_path / "elsewhere").mkdir(mode=0o755)
+    outside = tmp_path / "elsewhere" / "outside.txt"
     outside.write_text("not Numi's")
     outside.chmod(0o644)
+    (tmp_path / "elsewhere").chmod(0o755)
     data = tmp_path / "data"
     readable_data_dir(data, outside)
     setup = Setup(start_server(data_dir=data), fake)
     assert not_private(data) == []
-    assert mode(outside) == 0o644  # a link is never followed
+    assert (mode(outside), mode(outside.parent)) == (0o644, 0o755)  # a link is never followed
 
     # A turn (WAL, -shm, catalog.toml rewritten by the provider and model setup), an upload,
     # a backup, and a warning in the log.
@@ -119,3 +122,18 @@ def test_private_json_replaces_a_readable_leftover(tmp_path):
     leftover.chmod(0o644)
     write_private_json(target, {"a": 1})
     assert json.loads(target.read_text()) == {"a": 1} and mode(target) == 0o600
+
+
+def test_a_data_dir_that_is_the_home_folder_is_left_as_it_is(tmp_path, monkeypatch):
+    from backend.private_files import fix_modes
+
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "tool").write_text("#!/bin/sh\n")
+    (home / "bin" / "tool").chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    for data_dir in (home, tmp_path):
+        assert fix_modes(data_dir) == 0
+    assert mode(home / "bin" / "tool") == 0o755
+    assert fix_modes(home / "bin") == 2  # a folder of its own is Numi's
+    assert (mode(home / "bin"), mode(home / "bin" / "tool")) == (0o700, 0o600)
