@@ -4,6 +4,7 @@ import json
 from PIL import Image
 
 from tests.desktop.harness import Numi, close_until_closing, find_window, tray_click, tray_menu, wait_x
+from tests.test_private_files import not_private
 
 
 def test_window_loads_signed_in_ui_with_tray_and_one_instance(session, tmp_path):
@@ -62,6 +63,8 @@ def test_window_loads_signed_in_ui_with_tray_and_one_instance(session, tmp_path)
         saved = json.loads((data / "desktop.json").read_text())
         assert saved["keep_in_tray"] is True
         assert (saved["width"], saved["height"]) == (900, 640)
+        # The data dir made readable before the start (desktop.json above) is private, and so is all it made.
+        assert not_private(data) == []
     finally:
         numi.kill()
 
