@@ -19,8 +19,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from backend.core.tools import MAX_RESULT_CHARS, Tool
-from backend.private_files import USER_UMASK
 from backend.core.types import ToolSpec
+from backend.private_files import USER_UMASK
 from backend.tools.file_index import SKIPPED, FileIndex, IgnoreRules, walk
 from backend.tools.line_search import PATTERN_CHARS, SEARCH_BYTES, SEARCH_SECONDS, Budget, LineMatcher, Stopped
 

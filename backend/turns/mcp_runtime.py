@@ -3,8 +3,9 @@
 `reload()` is called at start, after every change of the `mcp_server` table
 (an API write, or a saved edit of catalog.toml) and after a secret header value
 changes. Servers start on demand only: when a turn asks for their tools, or
-a POST to the API asks for them (a GET only reads what was last listed). A server that cannot start is left out of the turn (the
-turn goes on without its tools) and its status says why.
+a POST to the API asks for them (a GET only reads what was last listed). A
+server that cannot start is left out of the turn (the turn goes on without its
+tools) and its status says why.
 """
 from __future__ import annotations
 
