@@ -104,6 +104,24 @@ def test_two_tool_calls_split_across_chunks(fp):
     assert events[-1] == StepEnd("tool_calls")
 
 
+def test_text_that_is_not_unicode_is_mended_event_by_event(fp):
+    # Pairs split across chunks are joined in the event that completes them; lone halves are U+FFFD.
+    fp.enqueue([S.text("a\ud83d"), S.text("\ude00b"), S.reasoning("\ud83e"), S.text("\udc00"),
+                S.reasoning("\udd14"), S.tool_call(0, "call\ud800", "f\udfff", '{"x": "\ud83d'),
+                S.tool_args(0, '\ude00"}'), S.text("end\ud83d"), S.usage(1, 1)])
+    events = run(request(fp.base_url))
+    assert events == [TextDelta("a"), TextDelta("\U0001F600b"), TextDelta("\ufffd"), ReasoningDelta("\U0001F914"),
+                      ToolCallStart(0, "call\ufffd", "f\ufffd"), ToolCallDelta(0, '{"x": "'),
+                      ToolCallDelta(0, '\U0001F600"}'), TextDelta("end"), TextDelta("\ufffd"),
+                      Usage(input_tokens=1, output_tokens=1), StepEnd("tool_calls")]
+
+
+def test_a_provider_error_quoting_a_lone_surrogate_reads_as_unicode(fp):
+    fp.enqueue([S.error(400, {"error": {"message": "bad \ud800 input"}})])
+    _, err = failure(request(fp.base_url), ProviderError)
+    assert "bad \ufffd input" in err.message and str(err) == err.message
+
+
 def test_tool_calls_with_finish_reason_stop_still_end_as_tool_calls(fp):
     fp.enqueue([S.tool_call(0, "c1", "f", "{}"), S.finish("stop"), S.usage(1, 1)])
     assert run(request(fp.base_url))[-1] == StepEnd("tool_calls")

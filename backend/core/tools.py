@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from backend.core.text import well_formed
 from backend.core.types import Message, ToolCall, ToolSpec
 
 MAX_RESULT_CHARS = 100_000  # a tool's output beyond this is cut, with a note to the model
@@ -60,7 +61,8 @@ class ToolOutcome:
 
 def error_result(call: ToolCall, text: str, started: float | None = None) -> ToolOutcome:
     took = 0 if started is None else int((time.monotonic() - started) * 1000)
-    return ToolOutcome(Message(role="tool", content=text, tool_call_id=call.id, is_error=True), False, took)
+    return ToolOutcome(Message(role="tool", content=well_formed(text), tool_call_id=call.id, is_error=True),
+                       False, took)
 
 
 def parse_arguments(call: ToolCall) -> dict:
@@ -93,4 +95,6 @@ def execute(tool: Tool | None, call: ToolCall, cancel) -> ToolOutcome:
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n[output cut at {MAX_RESULT_CHARS} characters]"
     took = int((time.monotonic() - started) * 1000)
-    return ToolOutcome(Message(role="tool", content=text, tool_call_id=call.id), True, took)
+    # A tool's text (a plugin's, an MCP server's) may hold half a surrogate pair; the
+    # result is saved, sent to every socket and to the model, so it is made well-formed here.
+    return ToolOutcome(Message(role="tool", content=well_formed(text), tool_call_id=call.id), True, took)

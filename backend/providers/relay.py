@@ -3,7 +3,9 @@
 An adapter builds its SDK client and request; `relay` opens the response,
 decodes it (SSE, or one JSON answer from a server that ignored stream=True),
 feeds the events to the adapter's assembler, and turns every failure into a
-typed ProviderError with a sentence a person can act on.
+typed ProviderError with a sentence a person can act on. Text leaves it
+well-formed (backend.core.text): the SDKs decode `\\ud83d` escapes into lone
+surrogates, which no commit or socket can carry.
 """
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ import json
 from typing import Any, Callable, ContextManager, Iterator
 
 from backend.core.errors import ProviderError
-from backend.core.types import StreamEvent
+from backend.core.text import REPLACEMENT, SplitPairs, well_formed, well_formed_value
+from backend.core.types import (ReasoningDelta, ReasoningDetail, StepEnd, StreamEvent, TextDelta,
+                                ToolCallDelta, ToolCallStart, Usage)
 
 
 def as_sent(kw: dict, fields: tuple[str, ...], required: tuple[str, ...] = ()) -> dict:
@@ -39,6 +43,7 @@ def relay(client: Any, open_response: Callable[[], ContextManager], *, asm: Any,
           sse_events: Callable[[Iterator[str]], Iterator[dict]],
           whole_as_events: Callable[[dict], Iterator[dict]],
           failure_of: Callable[[dict], Any], stop_at_complete: bool) -> Iterator[StreamEvent]:
+    mend = WellFormed()
     try:
         try:
             with open_response() as response:
@@ -56,23 +61,74 @@ def relay(client: Any, open_response: Callable[[], ContextManager], *, asm: Any,
                     if failure is not None:
                         raise errors.in_stream(failure)
                     for out in asm.feed(event):
-                        errors.started = True
-                        yield out
+                        out = mend.event(out)
+                        if out is not None:
+                            errors.started = True
+                            yield out
                     if stop_at_complete and asm.complete:
                         break  # the closing event came; do not wait for the connection to end
-        except ProviderError:
-            raise
+        except ProviderError as exc:
+            raise readable(exc)
         except Exception as exc:  # noqa: BLE001 - mapped or re-raised below
             if control.closed:
                 return
             mapped = errors.map(exc)
             if mapped is None:
                 raise
-            raise mapped from exc
+            raise readable(mapped) from exc
         if control.closed:
             return
         if not asm.complete:
             raise errors.dropped()
-        yield from asm.finish()
+        for out in asm.finish():
+            if isinstance(out, (Usage, StepEnd)):
+                yield from mend.ends()  # before the step's end: a half still held was lone
+            out = mend.event(out)
+            if out is not None:
+                yield out
     finally:
         client.close()
+
+
+def readable(error: ProviderError) -> ProviderError:
+    """The error, its sentence (which may quote the provider) made well-formed."""
+    message = well_formed(error.message)
+    if message is not error.message:
+        error.message = message
+        error.args = (message,)
+    return error
+
+
+class WellFormed:
+    """Stream events with text UTF-8 can carry: split surrogate pairs joined, lone halves U+FFFD."""
+
+    def __init__(self) -> None:
+        self.pairs = SplitPairs()
+
+    def event(self, ev: StreamEvent) -> StreamEvent | None:
+        """`ev` made well-formed; None when all it carried is held back for the next piece."""
+        if isinstance(ev, (TextDelta, ReasoningDelta)):
+            text = self.pairs.feed(ev.type, ev.text)
+            return ev if text is ev.text else (type(ev)(text) if text else None)
+        if isinstance(ev, ToolCallDelta):
+            text = self.pairs.feed(ev.index, ev.arguments)
+            return ev if text is ev.arguments else (ToolCallDelta(ev.index, text) if text else None)
+        if isinstance(ev, ToolCallStart):
+            return ToolCallStart(ev.index, well_formed(ev.id), well_formed(ev.name))
+        if isinstance(ev, ReasoningDetail):
+            return ReasoningDetail(well_formed_value(ev.detail))
+        if isinstance(ev, StepEnd) and isinstance(ev.finish_reason, str):
+            return StepEnd(well_formed(ev.finish_reason))
+        return ev
+
+    def ends(self) -> list[StreamEvent]:
+        """A U+FFFD for each half still held back: nothing came to complete it."""
+        out: list[StreamEvent] = []
+        for channel in self.pairs.held():
+            if channel == "text":
+                out.append(TextDelta(REPLACEMENT))
+            elif channel == "reasoning":
+                out.append(ReasoningDelta(REPLACEMENT))
+            else:
+                out.append(ToolCallDelta(channel, REPLACEMENT))
+        return out
