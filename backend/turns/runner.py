@@ -21,6 +21,8 @@ from backend.turns.context import (TurnSetupError, build_request, fallback_route
                                    resolve_model, with_attachments, workspace_folder)
 
 log = logging.getLogger(__name__)
+CRASHED = agent.Outcome("failed", "internal", "Something went wrong inside Numi while answering; "
+                                              "the details are in the log. Try again.", True)
 
 
 class Partial:
@@ -110,9 +112,16 @@ class Turn:
             outcome = agent.Outcome("failed", exc.code, exc.message)
         except Exception:
             log.exception("turn %s in chat %s crashed", self.id, self.chat_id)
-            outcome = agent.Outcome("failed", "internal", "Something went wrong inside Numi while answering; "
-                                                          "the details are in the log. Try again.", True)
-        self._finish(outcome)
+            outcome = CRASHED
+        try:
+            self._finish(outcome)
+        except Exception:
+            # Whatever failed, the turn still ends (the registry publishes turn_end on return).
+            log.exception("turn %s in chat %s could not finish cleanly", self.id, self.chat_id)
+            if outcome.status == "completed":
+                outcome = CRASHED
+                self.publish("error", code=outcome.error_code, message=outcome.error_message,
+                             retryable=outcome.retryable)
         return outcome.status
 
     def _run_loop(self) -> agent.Outcome:
@@ -159,12 +168,10 @@ class Turn:
 
     def _finish(self, outcome: agent.Outcome) -> None:
         if outcome.error_code:
-            error = {"code": outcome.error_code, "message": outcome.error_message}
-            with db.atomic():
-                if self.last_message_id is None and outcome.status == "failed":
-                    self.last_message_id = self._insert_assistant(status="error").id
-                if self.last_message_id is not None:
-                    MessageRow.update(error=error).where(MessageRow.id == self.last_message_id).execute()
+            try:
+                self._save_error(outcome)
+            except Exception:
+                log.exception("could not save how turn %s in chat %s ended", self.id, self.chat_id)
             self.publish("error", code=outcome.error_code, message=outcome.error_message,
                          retryable=outcome.retryable)
         if self.usage["input_tokens"] or self.usage["output_tokens"]:
@@ -175,6 +182,29 @@ class Turn:
             Chat.update(updated_at=now()).where(Chat.id == self.chat_id).execute()
         # turn_end is the registry's to publish: only once the chat is free again,
         # so a client that acts on it (edit, regenerate) never hears "busy".
+
+    def _save_error(self, outcome: agent.Outcome) -> None:
+        """The error on the turn's last message; a row the turn left `streaming` gets its end too.
+
+        A row is still streaming here only when the loop never saved its final
+        form (a failed commit, a crash): its text so far is kept, and its status
+        says how the turn ended, so it is never left looking alive.
+        """
+        error = {"code": outcome.error_code, "message": outcome.error_message}
+        open_rows = {self.last_message_id} | ({self._awaiting_results[0]} if self._awaiting_results else set())
+        open_rows.discard(None)
+        with db.atomic():
+            if self.last_message_id is None and outcome.status == "failed":
+                self.last_message_id = self._insert_assistant(status="error").id
+            if self.last_message_id is not None:
+                MessageRow.update(error=error).where(MessageRow.id == self.last_message_id).execute()
+            status = "cancelled" if outcome.status == "cancelled" else "error"
+            for row_id in open_rows:
+                fields = {"status": status}
+                if self.partial is not None and self.partial.row_id == row_id:
+                    fields["content"], fields["reasoning_content"] = self.partial.text()
+                (MessageRow.update(**fields)
+                 .where((MessageRow.id == row_id) & (MessageRow.status == "streaming")).execute())
 
     # --- loop events --------------------------------------------------------------------
 
