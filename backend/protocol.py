@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+from backend import json_input
+
 MAX_CONTENT_CHARS = 200_000
 MAX_ATTACHMENTS = 20
 
@@ -32,16 +34,14 @@ def parse(text) -> dict:
     """The frame as a dict with checked fields, or BadFrame."""
     if not isinstance(text, str):
         raise BadFrame("Frames must be text holding one JSON object.")
-    try:
-        frame = json.loads(text)
-    except ValueError:
-        raise BadFrame("The frame is not valid JSON.")
+    frame = _strict_json(text, "The frame")
     if not isinstance(frame, dict):
         raise BadFrame("The frame must be a JSON object.")
     kind = frame.get("type")
     if not isinstance(kind, str) or kind not in _SCHEMA:
         known = ", ".join(_SCHEMA)
-        raise BadFrame(f"Unknown frame type {kind!r}; expected one of: {known}." if kind is not None
+        shown = repr(kind) if len(repr(kind)) <= 60 else repr(kind)[:59] + "…"
+        raise BadFrame(f"Unknown frame type {shown}; expected one of: {known}." if kind is not None
                        else "The frame has no \"type\".")
     for name, (types, required) in _SCHEMA[kind].items():
         if name not in frame or frame[name] is None:
@@ -65,7 +65,7 @@ def _check_values(kind: str, frame: dict) -> None:
             raise BadFrame(f"\"attachments\" must be a list of at most {MAX_ATTACHMENTS} file ids.")
         if not frame["content"].strip() and not attachments:
             raise BadFrame("The message is empty; write something or attach a file.")
-        if frame.get("mode", "queue") not in ("queue", "steer"):
+        if frame.get("mode") not in (None, "queue", "steer"):  # null is no value, as for every field
             raise BadFrame("\"mode\" must be \"queue\" or \"steer\".")
     if kind in ("send", "edit") and len(frame["content"]) > MAX_CONTENT_CHARS:
         raise BadFrame(f"The message is longer than {MAX_CONTENT_CHARS:,} characters; attach it as a file instead.")
@@ -82,13 +82,25 @@ def _check_values(kind: str, frame: dict) -> None:
 def _edited_arguments(value) -> str:
     """Edited tool arguments as the JSON text the tool will get; they must be an object."""
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            raise BadFrame("The edited arguments are not valid JSON.")
+        value = _strict_json(value, "The edited arguments", are="are")
     if not isinstance(value, dict):
         raise BadFrame("The edited arguments must be a JSON object.")
     text = json.dumps(value, ensure_ascii=False)
     if len(text) > MAX_CONTENT_CHARS:
         raise BadFrame(f"The edited arguments are longer than {MAX_CONTENT_CHARS:,} characters.")
     return text
+
+
+def _strict_json(text: str, what: str, are: str = "is"):
+    """`text` read as JSON that can be used as it is (backend.json_input), or BadFrame naming the problem."""
+    try:
+        return json_input.loads(text)
+    except json_input.JsonInputError as exc:
+        if exc.kind == "syntax":
+            raise BadFrame(f"{what} {are} not valid JSON.") from None
+        if exc.kind == "depth":
+            raise BadFrame(f"{what} {are} nested deeper than {json_input.MAX_DEPTH} levels "
+                           f"of arrays and objects.") from None
+        where, why = next(iter(exc.problems.items()))
+        place = f"\"{where}\" in {what.lower()} is" if where else f"{what} {are}"
+        raise BadFrame(f"{place} refused. {why}") from None

@@ -285,7 +285,7 @@ def _start_point() -> tuple[int, str | None] | str | None:
     value = request.args.get("after_event_id")
     if value is None:
         return None
-    if not value.isdigit() or len(value) > 18:
+    if not (value.isascii() and value.isdigit()) or len(value) > 18:  # "²" is a digit int() refuses
         return "\"after_event_id\" in the address must be a whole number, 0 or more; the socket starts live."
     return int(value), request.args.get("epoch") or None
 

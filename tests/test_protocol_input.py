@@ -1,4 +1,5 @@
 """Bad input on the socket gets a clear error and loses nothing."""
+import json
 import socket
 
 import pytest
@@ -34,6 +35,68 @@ def test_malformed_frames_get_bad_request_and_the_socket_stays_open(setup, frame
     sock.send(type="ping")
     sock.until("pong")
     assert setup.messages(chat) == []
+
+
+# Nothing is coerced, and nothing that would fail later gets in (CONTRACT §4 Details).
+UNKEEPABLE = [
+    ('{"type": "stop", "clear_queue": 1}', "wrong type"),
+    ('{"type": "resume", "after_event_id": 1.0}', "wrong type"),
+    ('{"type": "edit", "message_id": "12", "content": "x"}', "wrong type"),
+    ('{"type": "edit", "message_id": 9223372036854775808, "content": "x"}', "outside the numbers"),
+    ('{"type": "queue_discard", "message_id": -9223372036854775809}', "outside the numbers"),
+    ('{"type": "regenerate", "message_id": ' + "9" * 5000 + '}', "outside the numbers"),
+    ('{"type": "resume", "after_event_id": 1e400}', "outside the numbers"),
+    ('{"type": "resume", "after_event_id": NaN}', "not a number JSON allows"),
+    ('{"type": "resume", "after_event_id": -Infinity}', "not a number JSON allows"),
+    ('{"type": "send", "request_id": "r", "content": "x\\ud800"}', "unpaired surrogate"),
+    ('{"type": "send", "request_id": "r\\udc00", "content": "x"}', "unpaired surrogate"),
+    ('{"type": "ping", "\\ud83d": 1}', "unpaired surrogate"),
+    ('[' * 5000 + ']' * 5000, "nested deeper than 100"),
+    ('{"type": "ping", "extra": ' + '[' * 150 + ']' * 150 + '}', "nested deeper than 100"),
+]
+
+
+def test_values_that_cannot_be_kept_get_bad_request_on_one_open_socket(setup):
+    chat = setup.chat(title="t")
+    sock = setup.socket(chat)
+    for frame, needle in UNKEEPABLE:
+        sock.ws.send(frame)
+        error = sock.until("error")
+        assert error["code"] == "bad_request" and needle in error["message"], (frame[:80], error)
+    sock.send(type="ping")
+    sock.until("pong")
+    assert setup.messages(chat) == []
+
+
+def test_a_binary_frame_gets_bad_request(setup):
+    chat = setup.chat(title="t")
+    sock = setup.socket(chat)
+    sock.ws.send(b'{"type": "ping"}')
+    error = sock.until("error")
+    assert error["code"] == "bad_request" and "text" in error["message"]
+    sock.send(type="ping")
+    sock.until("pong")
+
+
+def test_approve_with_a_lone_surrogate_is_refused_and_the_approval_still_waits(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.tool_call(0, "c1", "guarded", '{"text": "x"}')], [S.text("ok")])
+    sock, watcher = setup.socket(chat), setup.socket(chat)
+    sock.send(type="send", request_id="r1", content="go")
+    ask = sock.until("approval_required")
+    for arguments in ({"text": "\ud800"}, '{"text": "\\ud800"}'):
+        sock.send(type="approve", approval_id=ask["approval_id"], decision="allow", arguments=arguments)
+        error = sock.until("error")
+        assert error["code"] == "bad_request" and "unpaired surrogate" in error["message"], error
+    sock.send(type="approve", approval_id=ask["approval_id"], decision="deny", reason="no \udfff")
+    assert sock.until("error")["code"] == "bad_request"
+    for s in (sock, watcher):
+        s.send(type="ping")
+        s.until("pong")
+    sock.send(type="approve", approval_id=ask["approval_id"], decision="allow", arguments={"text": "fine \U0001F600"})
+    assert sock.until("turn_end")["status"] == "completed"
+    assert json.loads(sock.of("tool_end")[0]["output"].splitlines()[-1]) == {"echo": "fine \U0001F600"}
+    assert watcher.until("turn_end")["status"] == "completed"
 
 
 def test_unknown_ids_get_not_found_and_change_nothing(setup):
@@ -157,8 +220,9 @@ def test_locked_database_refuses_send_clearly_and_loses_nothing(setup_with):
 
 def test_a_bad_resume_point_in_the_url_is_refused_clearly(setup):
     chat = setup.chat(title="t")
-    sock = setup.socket(chat, query="after_event_id=-3")
-    error = sock.until("error")
-    assert error["code"] == "bad_request" and "after_event_id" in error["message"]
-    sock.send(type="ping")
-    sock.until("pong")
+    for value in ("-3", "%C2%B2", "%D9%A3", "1e3", "99999999999999999999"):  # "²" and "٣" are digits too
+        sock = setup.socket(chat, query=f"after_event_id={value}")
+        sock.send(type="ping")  # a first frame: the socket starts at once
+        error = sock.until("error")
+        assert error["code"] == "bad_request" and "after_event_id" in error["message"], value
+        sock.until("pong")
