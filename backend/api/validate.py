@@ -5,29 +5,39 @@ Every check records its message under the field's name and carries on, so one
 """
 from __future__ import annotations
 
-import json
 import math
 from urllib.parse import urlsplit
 
 from flask import request
 
+from backend import json_input
 from backend.errors import ApiError, invalid
 
 MISSING = object()  # "the field was not sent" — distinct from an explicit null
 
 
 def json_body() -> dict:
-    """The request's JSON object; an empty body counts as {}."""
+    """The request's JSON object, read strictly (backend.json_input); an empty body counts as {}.
+
+    A value JSON allows but Numi cannot keep (a lone surrogate, NaN, a number
+    beyond 64 bits) is a 422 naming each place; a body that is not JSON, or
+    nests too deep to read, is a 400.
+    """
     raw = request.get_data(cache=True)
     if not raw:
         return {}
     if request.mimetype != "application/json":
         raise ApiError(415, "unsupported_media_type", "Send the request body as application/json.")
     try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise ApiError(400, "bad_request", f"The request body is not valid JSON ({exc}). "
-                       "Send one JSON object.") from None
+        data = json_input.loads(raw)
+    except json_input.JsonInputError as exc:
+        if exc.kind == "syntax":
+            raise ApiError(400, "bad_request", f"The request body is not valid JSON ({exc.message}). "
+                           "Send one JSON object.") from None
+        if exc.kind == "depth":
+            raise ApiError(400, "bad_request", f"The request body nests arrays and objects deeper than "
+                           f"{json_input.MAX_DEPTH} levels. Send a flatter JSON object.") from None
+        raise invalid({where or "body": why for where, why in exc.problems.items()}) from None
     if not isinstance(data, dict):
         raise ApiError(422, "invalid", "The request body must be a JSON object, like {\"name\": \"value\"}.",
                        {"body": "Send a JSON object, not a list or a single value."})
@@ -111,8 +121,13 @@ class Fields:
             return value
         if value == "" and nullable:
             return None
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
+        try:
+            parts = urlsplit(value)
+        except ValueError:  # an unclosed [IPv6 literal
+            parts = urlsplit("")
+        # A control character (NUL, a line break) would corrupt the request line the URL goes into.
+        if (parts.scheme not in ("http", "https") or not parts.hostname
+                or any(c.isspace() or c < " " or c == "\x7f" for c in value)):
             return self.fail(name, "Must be an http:// or https:// URL, such as http://127.0.0.1:11434/v1.")
         try:
             parts.port  # noqa: B018 — raises on a port that is not a number
