@@ -122,6 +122,12 @@ def test_a_provider_error_quoting_a_lone_surrogate_reads_as_unicode(fp):
     assert "bad \ufffd input" in err.message and str(err) == err.message
 
 
+def test_a_stored_key_no_header_can_carry_fails_with_a_sentence_and_sends_nothing(fp):
+    _, err = failure(request(fp.base_url, api_key="sk-abc\r\nX-Injected: 1"), AuthError)
+    assert "line break" in err.message and "Settings → Providers" in err.message and "X-Injected" not in err.message
+    assert fp.requests == []
+
+
 def test_tool_calls_with_finish_reason_stop_still_end_as_tool_calls(fp):
     fp.enqueue([S.tool_call(0, "c1", "f", "{}"), S.finish("stop"), S.usage(1, 1)])
     assert run(request(fp.base_url))[-1] == StepEnd("tool_calls")

@@ -14,7 +14,7 @@ import keyring.errors
 import pytest
 from keyring.backends import chainer, fail, null
 
-from backend.keys import KeyStore
+from backend.keys import KeyStore, key_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-" + "test-7f3a9c1e5b2d4f6a8c0e"  # built, so no scanner mistakes it for a real key
@@ -107,6 +107,15 @@ def test_empty_key_is_refused():
         KeyStore(fail.Keyring()).set("p1", "")
 
 
+BAD_KEYS = ["sk-abc\x00def", "sk-abc\r\nX-Injected: 1", "sk-abc\ndef", "sk-ab\u00e7def", "sk-abc\x1bdef",
+            "sk-abc def", "sk-\U0001F511"]
+
+
+def test_only_printable_ascii_without_spaces_is_a_key():
+    assert [key for key in BAD_KEYS if key_problem(key) is None] == []
+    assert key_problem(SECRET) is None and key_problem("sk-ant-api03-AZaz09_-.~+/=") is None
+
+
 def test_keystore_is_thread_safe():
     keys = KeyStore(fail.Keyring())
     start, errors = threading.Barrier(8), []
@@ -172,6 +181,22 @@ def test_server_without_keyring(server, api):
     assert _files_containing(server.data_dir, SECRET.encode()) == []
     server.terminate()
     assert _files_containing(server.data_dir, SECRET.encode()) == []
+
+
+def test_keys_with_control_or_non_ascii_characters_are_422_and_nothing_is_stored(server, api):
+    p = api.post("/api/providers", {"kind": "openai", "name": "OpenAI"}).body
+    for key in BAD_KEYS:
+        for method, path, body in (("POST", "/api/providers", {"kind": "openai", "name": "Other", "api_key": key}),
+                                   ("PATCH", f"/api/providers/{p['id']}", {"name": "Renamed", "api_key": key}),
+                                   ("PUT", f"/api/providers/{p['id']}/key", {"api_key": key})):
+            r = api.request(method, path, body)
+            assert r.status == 422, (method, key, r)
+            message = r.body["error"]["fields"]["api_key"]
+            assert message.endswith(".") and "key" in message and key not in message
+    assert api.get("/api/providers").body == [{**p, "has_key": False}]
+    # The line break a paste brings at the end is no part of the key.
+    assert api.put(f"/api/providers/{p['id']}/key", {"api_key": SECRET + "\r\n"}).status == 204
+    assert api.get("/api/providers").body[0]["has_key"] is True
 
 
 def test_key_lives_only_as_long_as_the_process(server, api, start_server):

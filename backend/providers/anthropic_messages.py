@@ -29,8 +29,7 @@ from backend.core.types import (Message, ModelRequest, ProviderConfig, Reasoning
                                 ToolCallStart, Usage)
 
 from . import StreamControl
-from .chat_completions import (PLACEHOLDER_KEY, _ErrorMapper, _estimate_tokens, _retry_after,
-                               _timeout)
+from .chat_completions import _ErrorMapper, _estimate_tokens, _retry_after, _timeout, sendable_key
 from .relay import as_sent, relay
 
 WIRE_API = "anthropic_messages"
@@ -202,7 +201,7 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
     errors = _AnthropicErrors(request, base_url)
     # An explicit placeholder keeps the SDK from picking up ANTHROPIC_API_KEY or
     # a profile on disk: the person's settings are the only source of keys.
-    client = anthropic.Anthropic(base_url=base_url, api_key=p.api_key or PLACEHOLDER_KEY,
+    client = anthropic.Anthropic(base_url=base_url, api_key=sendable_key(p),
                                  max_retries=0, timeout=_timeout(p.timeout),
                                  http_client=control.http_client(p.timeout))
     asm = _Assembler(_estimate_tokens(json.dumps([kw.get("system", ""), kw["messages"],

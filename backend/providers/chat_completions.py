@@ -22,6 +22,7 @@ from backend.core.errors import (AuthError, BadResponse, ConnectionFailed, Conte
 from backend.core.types import (Message, ModelRequest, ProviderConfig, ReasoningDelta,
                                 StepEnd, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart,
                                 Usage)
+from backend.keys import key_problem
 
 from . import CONNECT_TIMEOUT, StreamControl
 from .relay import as_sent, relay
@@ -96,6 +97,15 @@ def build_params(request: ModelRequest) -> dict:
     return kw
 
 
+def sendable_key(p: ProviderConfig) -> str:
+    """The key for the request's header; a stored key no header can carry is an AuthError that says so."""
+    if p.api_key and (problem := key_problem(p.api_key)):
+        # Keys are checked when they are saved; this is one kept before that check existed.
+        raise AuthError(f"The API key saved for {p.name} cannot be sent: {problem[0].lower()}{problem[1:]} "
+                        f"Set it again in Settings → Providers.")
+    return p.api_key or PLACEHOLDER_KEY
+
+
 def _base_url(p: ProviderConfig) -> str:
     if p.base_url:
         return p.base_url
@@ -112,7 +122,7 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
     base_url = _base_url(p)
     kw = build_params(request)
     errors = _ErrorMapper(request, base_url)
-    client = openai.OpenAI(base_url=base_url, api_key=p.api_key or PLACEHOLDER_KEY, max_retries=0,
+    client = openai.OpenAI(base_url=base_url, api_key=sendable_key(p), max_retries=0,
                            timeout=_timeout(p.timeout), http_client=control.http_client(p.timeout))
     asm = _Assembler(_estimate_tokens(json.dumps(kw["messages"]) + json.dumps(kw.get("tools", ""))))
     # The SDK builds the request, signs it and raises typed status errors; the

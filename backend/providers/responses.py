@@ -26,8 +26,8 @@ from backend.core.types import (Message, ModelRequest, ReasoningDelta, Reasoning
                                 StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage)
 
 from . import StreamControl
-from .chat_completions import (_CONTEXT_PATTERNS, PLACEHOLDER_KEY, _base_url, _dict, _ErrorMapper,
-                               _estimate_tokens, _sse_chunks, _timeout)
+from .chat_completions import (_CONTEXT_PATTERNS, _base_url, _dict, _ErrorMapper,
+                               _estimate_tokens, _sse_chunks, _timeout, sendable_key)
 from .relay import as_sent, relay
 
 WIRE_API = "responses"
@@ -118,7 +118,7 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
     base_url = _base_url(p)
     kw = build_params(request)
     errors = _ResponsesErrors(request, base_url)
-    client = openai.OpenAI(base_url=base_url, api_key=p.api_key or PLACEHOLDER_KEY, max_retries=0,
+    client = openai.OpenAI(base_url=base_url, api_key=sendable_key(p), max_retries=0,
                            timeout=_timeout(p.timeout), http_client=control.http_client(p.timeout))
     asm = _Assembler(_estimate_tokens(len(json.dumps(kw["input"])) + len(kw.get("instructions", ""))
                                       + len(json.dumps(kw.get("tools", "")))))
