@@ -75,7 +75,7 @@ def _check(text) -> str | None:
     """None for a valid `ping` frame, else a sentence saying what is wrong."""
     try:
         frame = json.loads(text) if isinstance(text, str) else None
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting deep enough to exhaust the parser's stack too
         return "The frame is not valid JSON."
     if not isinstance(frame, dict):
         return "Frames must be text holding one JSON object."

@@ -93,3 +93,14 @@ def test_tool_output_that_is_not_unicode_is_saved_and_sent_mended(setup_with):
     assert sock.until("turn_end")["status"] == "completed", sock.of("error")
     assert sock.of("tool_end")[0]["output"] == "ab\ufffd"
     assert [m["content"] for m in setup.messages(chat) if m["role"] == "tool"] == ["ab\ufffd"]
+
+
+def test_discovery_leaves_out_a_model_id_that_is_not_unicode(server, api):
+    from tests.fakeprovider import FakeProvider
+
+    with FakeProvider(models=("good-model", "bad\ud800model")) as fake:
+        provider = api.post("/api/providers", {"kind": "openai_compatible", "name": "Local",
+                                               "base_url": fake.base_url}).body
+        r = api.post(f"/api/providers/{provider['id']}/discover")
+    assert r.status == 200, r
+    assert [m["api_model"] for m in r.body["added"]] == ["good-model"]

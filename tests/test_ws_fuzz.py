@@ -328,3 +328,16 @@ def test_generated_frames_get_their_answers_and_the_socket_stays_open(server, ap
     log = (server.data_dir / "logs" / "numi.log").read_text()
     assert "Traceback" not in log and " ERROR " not in log, log[-3000:]
     print(f"{FRAMES} frames in {took:.1f} s")
+
+
+def test_the_app_socket_answers_hostile_frames_and_stays_open(server):
+    from tests.numi_client import AppSocket
+
+    sock = AppSocket(server)
+    for payload in ("[" * 100_000 + "]" * 100_000, '{"type": "ping", "x": ' + "[" * 5000 + "]" * 5000 + "}",
+                    '{"type": "\\ud800"}', "not json", b'{"type": "ping"}', "[]"):
+        sock.ws.send(payload)
+        assert label(sock.recv()) == "bad_request", payload[:40]
+    sock.send(type="ping")
+    assert label(sock.recv()) == "pong"
+    assert "Traceback" not in (server.data_dir / "logs" / "numi.log").read_text()

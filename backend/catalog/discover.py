@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from backend.catalog.families import family_of, label_for, skip
+from backend.core.text import has_surrogate, well_formed
 from backend.catalog.toml_file import default_wire_api
 
 LIST_TIMEOUT_S = 15.0  # listing is quick even for big catalogs; a hung server should not hold the UI
@@ -40,13 +41,14 @@ def discover(source: Source) -> list[dict]:
     found = _list_anthropic(source) if source.kind == "anthropic" else _list_openai(source)
     seen, entries = set(), []
     for api_model, display_name, limits in found:
-        if api_model in seen or skip(source.kind, api_model):
+        # An id that is not valid Unicode (a lone surrogate) could be neither stored nor named.
+        if api_model in seen or skip(source.kind, api_model) or has_surrogate(api_model):
             continue
         seen.add(api_model)
         family = family_of(api_model)
         entries.append({
             "api_model": api_model,
-            "label": (display_name or label_for(api_model))[:200],
+            "label": well_formed(display_name or label_for(api_model))[:200],
             "wire_api": default_wire_api(source.kind),
             # What the provider says about its limits beats the family table's guess.
             "context_window": limits.get("max_input_tokens") or family.context_window,
