@@ -64,3 +64,11 @@ def test_a_base_url_that_cannot_go_into_a_request_is_422(api):
         r = api.post("/api/providers", {"kind": "openai_compatible", "name": "Local", "base_url": base_url})
         assert r.status == 422 and "base_url" in r.body["error"]["fields"], r
     assert api.get("/api/providers").body == []
+
+
+def test_a_message_id_in_the_query_that_is_no_id_is_422(api):
+    chat = api.post("/api/chats", {"title": "t"}).body
+    for before in ("99999999999999999999", "%C2%B2", "-1", "1.5"):
+        r = api.get(f"/api/chats/{chat['id']}/messages?before={before}")
+        assert r.status == 422 and "before" in r.body["error"]["fields"], (before, r)
+    assert api.get(f"/api/chats/{chat['id']}/messages?before=12").status == 200

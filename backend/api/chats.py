@@ -267,7 +267,7 @@ def list_messages(chat_id):
     query = Message.select().where(Message.chat == chat.id, Message.deleted_at.is_null())
     before = request.args.get("before", "")
     if before:
-        if not before.isdigit():
+        if not (before.isascii() and before.isdigit()) or len(before) > 18:  # "²" is a digit int() refuses
             raise invalid({"before": "Must be a message id from this chat's messages."})
         query = query.where(Message.id < int(before))
     rows = list(query.order_by(Message.id.desc()).limit(limit + 1))
