@@ -2,6 +2,7 @@
 # Build dist/numi_<version>_<arch>.deb from the PyInstaller one-folder app in build/out/numi.
 # Layout: the app under /opt/numi, /usr/bin/numi -> /opt/numi/numi, a desktop entry and icons.
 # WebKitGTK, GTK and the appindicator are the distribution's (Depends), as the window needs them.
+# bubblewrap (Recommends) confines the shell tool; without it every shell command asks first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 APP=build/out/numi
@@ -28,7 +29,7 @@ Priority: optional
 Architecture: $ARCH
 Installed-Size: $SIZE_KB
 Depends: libwebkit2gtk-4.1-0, gir1.2-webkit2-4.1, gir1.2-gtk-3.0, gir1.2-ayatanaappindicator3-0.1
-Recommends: gnome-keyring
+Recommends: gnome-keyring, bubblewrap
 Maintainer: Numi <numi@localhost>
 Description: desktop chat app for large language models
  Numi talks to OpenAI, Anthropic and OpenAI-compatible servers (Ollama, LM Studio,
