@@ -11,6 +11,7 @@ from werkzeug.serving import make_server
 
 from backend import __version__
 from backend.app import Config, create_app
+from backend.fdlimit import raise_open_file_limit
 
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 8.0  # the contract allows 10 s from SIGTERM to exit
@@ -22,6 +23,7 @@ class NumiServer:
     def __init__(self, config: Config):
         from backend.store.db import open_database
 
+        raise_open_file_limit()  # before the first descriptor a client or the database costs
         config.data_dir.mkdir(parents=True, exist_ok=True)
         open_database(str(config.data_dir / "numi.db"), config.db_busy_timeout_ms)
         self.config = config

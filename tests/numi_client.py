@@ -80,9 +80,10 @@ class Response:
 class ServerProcess:
     """The real server as a subprocess on a temp data dir (kill -9 and restart included)."""
 
-    def __init__(self, data_dir: Path, env: dict | None = None):
+    def __init__(self, data_dir: Path, env: dict | None = None, preexec_fn=None):
         self.data_dir = Path(data_dir)
         self.env = {**os.environ, **(env or {})}
+        self.preexec_fn = preexec_fn  # run in the child before Numi starts (e.g. to set rlimits)
         self.proc: subprocess.Popen | None = None
         self.info: dict = {}
 
@@ -91,7 +92,8 @@ class ServerProcess:
         info_path.unlink(missing_ok=True)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "backend", "--data-dir", str(self.data_dir)],
-            cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            preexec_fn=self.preexec_fn)
         # The server prints its URL once server.json is written: that line is the readiness event.
         line = self.proc.stdout.readline()
         if "running at" not in line:
