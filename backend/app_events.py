@@ -8,7 +8,9 @@ newest one per chat is right whatever it missed in between.
 
 Producers never wait on a socket: each subscriber has its own bounded queue,
 and one that fills (its client stopped reading) is emptied and handed a single
-`resync` frame, which tells the client to read the list again.
+`resync` frame, which tells the client to read the list again. Answers to the
+client's own frames (pong) are queued apart and never dropped: the socket's
+reader waits for room instead.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Callable
 
 from backend.store.models import Chat
 from backend.store.serialize import chat_to_dict
+from backend.ws_flow import Answers
 
 log = logging.getLogger(__name__)
 QUEUE_CAPACITY = 256  # frames per subscriber; far more than a person's chats change between two reads
@@ -33,6 +36,7 @@ class Subscriber:
         self._cond = threading.Condition()
         self._frames: deque[dict] = deque()
         self._capacity = capacity or QUEUE_CAPACITY
+        self._replies = Answers(self._notify)
         self.closed = False
 
     def put(self, frame: dict) -> None:
@@ -48,22 +52,31 @@ class Subscriber:
                 self._frames.append(frame)
             self._cond.notify()
 
+    def reply(self, frame: dict) -> None:
+        """Queue an answer to the client's frame, waiting while the writer is behind (its reader only)."""
+        self._replies.put(frame)
+
+    def _notify(self) -> None:
+        with self._cond:
+            self._cond.notify()
+
     def take(self) -> list[dict]:
         """Every frame queued so far, waiting for one; [] once closed."""
         with self._cond:
-            while not self._frames and not self.closed:
+            while not self._frames and not len(self._replies) and not self.closed:
                 self._cond.wait()
             if self.closed:
                 return []
             frames = list(self._frames)
             self._frames.clear()
-            return frames
+        return frames + self._replies.take()
 
     def close(self) -> None:
         with self._cond:
             self.closed = True
             self._frames.clear()
             self._cond.notify_all()
+        self._replies.close()
 
 
 class AppEvents:

@@ -2,7 +2,8 @@
 
 One writer per socket: simple-websocket's send takes no lock, so only this
 handler's thread sends; a reader thread takes frames in and hands answers
-over. Events come from the chat's hub, pulled by the writer at its own pace.
+over, through bounded queues that slow a flooding client down (ws_flow.py).
+Events come from the chat's hub, pulled by the writer at its own pace.
 """
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import os
 import socket
 import threading
 import time
-from collections import deque
 
 from flask import request
 from flask_sock import Sock
@@ -24,16 +24,12 @@ from backend.store.db import db, is_busy_error
 from backend.store.models import Chat, Message as MessageRow
 from backend.store.serialize import message_to_dict
 from backend.turns.registry import CommandError
+from backend.ws_flow import CLOSED_CHECK_S, Answers, Inbox
 
 log = logging.getLogger(__name__)
 sock = Sock()
-MAX_DIRECT = 256  # answers waiting for a client that does not read; past this it is dropped
 SEND_TIMEOUT = float(os.environ.get("NUMI_WS_SEND_TIMEOUT", "20"))
 CLOSE_UNKNOWN_CHAT = 4404
-# simple-websocket wakes a blocked receive() before it marks the connection
-# closed when it refuses a too-big frame, so a receive without a timeout can
-# sleep through that close; the reader looks again this often.
-CLOSED_CHECK_S = 1.0
 # A socket that says nothing after connecting is sent live events after this long.
 START_GRACE_S = 1.0
 # Text frames go out at most this often while a model writes fast (0: no pacing). A
@@ -73,22 +69,6 @@ class TextPacer:
         self.last = now
 
 
-class _LockedSocket:
-    """Serialises writes from this handler and from simple-websocket's ping/pong thread."""
-
-    def __init__(self, raw):
-        self._raw = raw
-        self._lock = threading.Lock()
-
-    def send(self, data):
-        with self._lock:
-            self._raw.sendall(data)
-        return len(data)
-
-    def __getattr__(self, name):
-        return getattr(self._raw, name)
-
-
 def encode(event: dict) -> str:
     return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
 
@@ -118,13 +98,14 @@ class Connection:
         self.ws, self.registry, self.chat_id = ws, registry, chat_id
         self.hub = registry.hub(chat_id)
         self.sub = self.hub.subscribe()
-        self.direct: deque[dict] = deque()
+        # Answers to this socket's frames; the reader waits while it is full (ws_flow.py).
+        self.direct = Answers(self.sub.wake.set)
         self.closed = False
         self.started = threading.Event()  # set once the client said what it wants
 
     def serve(self) -> None:
         raw = self.ws.sock
-        self.ws.sock = _LockedSocket(raw)
+        self.inbox = Inbox(self.ws)
         if self.ws.ping_interval:
             # A client that stops reading blocks send(); the timeout drops it (it may resume later).
             raw.settimeout(SEND_TIMEOUT)
@@ -148,7 +129,7 @@ class Connection:
                 # Hub events first: a direct answer (an error for a frame) must not
                 # overtake events the hub published before that frame was handled.
                 pulled = self.sub.pull()
-                events = coalesce(pulled) + self._take_direct()
+                events = coalesce(pulled) + self.direct.take()
                 for event in events:
                     self.ws.send(encode(event))
                 pacer.sent(sum(e["type"] in TEXT_TYPES for e in pulled), time.monotonic())
@@ -157,19 +138,12 @@ class Connection:
         finally:
             self.closed = True
             self.hub.unsubscribe(self.sub)
-
-    def _take_direct(self) -> list[dict]:
-        out = []
-        while self.direct:
-            out.append(self.direct.popleft())
-        return out
+            self.direct.close()  # a reader waiting for room gives up
+            self.inbox.close()
 
     def _push(self, event: dict) -> None:
-        if len(self.direct) >= MAX_DIRECT:
-            self.closed = True  # it sends without reading; drop it rather than buffer without end
-        else:
-            self.direct.append(event)
-        self.sub.wake.set()
+        # Waits while the writer is behind: a burst of frames is answered, never dropped.
+        self.direct.put(event)
 
     def _error(self, code: str, message: str) -> None:
         self._push({"type": "error", "event_id": self.hub.next_direct_id(), "turn_id": None,
@@ -179,7 +153,7 @@ class Connection:
         with db.connection_context():
             while not self.closed:
                 try:
-                    text = self.ws.receive(timeout=CLOSED_CHECK_S)
+                    text = self.inbox.receive(timeout=CLOSED_CHECK_S)
                 except ConnectionClosed:
                     break
                 if text is None:

@@ -15,7 +15,8 @@ import threading
 from simple_websocket import ConnectionClosed
 
 from backend.app import runtime
-from backend.ws import CLOSED_CHECK_S, SEND_TIMEOUT, _hang_up, _LockedSocket, encode, sock
+from backend.ws import SEND_TIMEOUT, _hang_up, encode, sock
+from backend.ws_flow import CLOSED_CHECK_S, Inbox
 
 log = logging.getLogger(__name__)
 # The first frame, queued before any change can be: from here on nothing is
@@ -39,26 +40,29 @@ def app_socket(ws):
 
 
 def _serve(ws, raw, sub) -> None:
-    ws.sock = _LockedSocket(raw)  # simple-websocket's ping thread writes too
+    inbox = Inbox(ws)
     if ws.ping_interval:
         # A client that stops reading blocks send(); past the timeout it is dropped
         # (its queue meanwhile stays bounded, and reconnecting re-reads the list).
         raw.settimeout(SEND_TIMEOUT)
-    reader = threading.Thread(target=_read, args=(ws, sub), name="ws-read-app", daemon=True)
+    reader = threading.Thread(target=_read, args=(ws, inbox, sub), name="ws-read-app", daemon=True)
     reader.start()
-    while True:
-        frames = sub.take()
-        if not frames:
-            return  # closed: the client left, or the server is shutting down
-        for frame in frames:
-            ws.send(encode(frame))
+    try:
+        while True:
+            frames = sub.take()
+            if not frames:
+                return  # closed: the client left, or the server is shutting down
+            for frame in frames:
+                ws.send(encode(frame))
+    finally:
+        inbox.close()
 
 
-def _read(ws, sub) -> None:
+def _read(ws, inbox, sub) -> None:
     """Answer `ping`; anything else is a bad_request (the socket stays open)."""
     while not sub.closed:
         try:
-            text = ws.receive(timeout=CLOSED_CHECK_S)
+            text = inbox.receive(timeout=CLOSED_CHECK_S)
         except ConnectionClosed:
             break
         if text is None:
@@ -66,8 +70,9 @@ def _read(ws, sub) -> None:
                 break
             continue
         problem = _check(text)
-        sub.put({"type": "pong"} if problem is None
-                else {"type": "error", "code": "bad_request", "message": problem, "retryable": False})
+        # reply, not put: a burst of pings waits for the writer instead of being dropped for a resync.
+        sub.reply({"type": "pong"} if problem is None
+                  else {"type": "error", "code": "bad_request", "message": problem, "retryable": False})
     sub.close()  # wakes the writer, which ends the socket
 
 

@@ -1,15 +1,17 @@
-"""Limits without cliffs: the open-file limit.
+"""Limits without cliffs: the open-file limit and bursts of frames.
 
-The server raises its soft open-file limit to the hard one at start
+The server raises its soft open-file limit to the hard one at start, and a
+client that sends faster than Numi answers is read more slowly, never cut off
 (docs/PROTOCOL.md, "Limits").
 """
 from __future__ import annotations
 
+import json
 import resource
 
 import pytest
 
-from tests.numi_client import ServerProcess
+from tests.numi_client import AppSocket, ServerProcess, Socket
 
 
 def open_files(soft: int, hard: int):
@@ -43,6 +45,39 @@ def test_the_soft_open_file_limit_is_raised_to_the_hard_one_at_start(limited_ser
     server = limited_server(256, 4096)
     assert proc_limit(server.proc.pid) == (4096, 4096)
     assert server.api().get("/api/health").status == 200
+
+
+def burst_frames(n: int) -> list[tuple[str, str]]:
+    """(frame, the answer's type or error code) in turn: a ping, a malformed frame, a well-formed miss."""
+    kinds = [(json.dumps({"type": "ping"}), "pong"), ("{not json", "bad_request"),
+             (json.dumps({"type": "queue_discard", "message_id": 1}), "not_found")]
+    return [kinds[i % 3] for i in range(n)]
+
+
+@pytest.mark.parametrize("count", [300, 2000])
+def test_a_burst_of_frames_sent_without_reading_is_answered_in_order(server, count):
+    chat = server.api().post("/api/chats", {}).body["id"]
+    sock = Socket(server, chat)
+    frames = burst_frames(count)
+    for text, _ in frames:
+        sock.ws.send(text)
+    answers = [sock.recv(timeout=10) for _ in frames]
+    assert [a.get("code", a["type"]) for a in answers] == [expected for _, expected in frames]
+    ids = [a["event_id"] for a in answers if a["type"] == "error"]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    sock.send(type="ping")
+    assert sock.recv() == {"type": "pong"}  # still open
+
+
+def test_a_burst_of_pings_on_the_app_socket_is_answered_in_order(server):
+    app = AppSocket(server)
+    frames = [("{}" if i % 5 == 4 else json.dumps({"type": "ping"})) for i in range(2000)]
+    for text in frames:
+        app.ws.send(text)
+    answers = [app.recv(timeout=10) for _ in frames]
+    assert [a.get("code", a["type"]) for a in answers] == ["bad_request" if t == "{}" else "pong" for t in frames]
+    app.send(type="ping")
+    assert app.recv() == {"type": "pong"}
 
 
 def test_on_macos_an_unlimited_hard_limit_is_capped_at_open_max(monkeypatch):
