@@ -20,11 +20,11 @@ from simple_websocket import ConnectionClosed
 
 from backend import protocol
 from backend.app import runtime
-from backend.store.db import db, is_busy_error
+from backend.store.db import db, is_busy_error, release_connection, short_connection
 from backend.store.models import Chat, Message as MessageRow
 from backend.store.serialize import message_to_dict
 from backend.turns.registry import CommandError
-from backend.ws_flow import CLOSED_CHECK_S, Answers, Inbox
+from backend.ws_flow import CLOSED_CHECK_S, Answers, Inbox, socket_selector
 
 log = logging.getLogger(__name__)
 sock = Sock()
@@ -150,36 +150,42 @@ class Connection:
                     "epoch": self.hub.epoch, "code": code, "message": message, "retryable": False})
 
     def _read(self) -> None:
-        with db.connection_context():
-            while not self.closed:
-                try:
-                    text = self.inbox.receive(timeout=CLOSED_CHECK_S)
-                except ConnectionClosed:
+        while not self.closed:
+            try:
+                text = self.inbox.receive(timeout=CLOSED_CHECK_S)
+            except ConnectionClosed:
+                break
+            if text is None:
+                if not self.ws.connected:
                     break
-                if text is None:
-                    if not self.ws.connected:
-                        break
+                continue
+            try:
+                self._handle(protocol.parse(text))
+            except protocol.BadFrame as exc:
+                self._error("bad_request", str(exc))
+            except CommandError as exc:
+                self._error(exc.code, exc.message)
+            except Exception as exc:
+                if is_busy_error(exc):
+                    self._error("db_busy", "The database is busy (another program holds it locked). "
+                                           "Nothing was saved; send again in a moment.")
                     continue
-                try:
-                    self._handle(protocol.parse(text))
-                except protocol.BadFrame as exc:
-                    self._error("bad_request", str(exc))
-                except CommandError as exc:
-                    self._error(exc.code, exc.message)
-                except Exception as exc:
-                    if is_busy_error(exc):
-                        self._error("db_busy", "The database is busy (another program holds it locked). "
-                                               "Nothing was saved; send again in a moment.")
-                        continue
-                    log.exception("socket command failed in chat %s", self.chat_id)
-                    self._error("internal", "Numi could not handle that request; the details are in the log.")
-                finally:
-                    self.started.set()
+                log.exception("socket command failed in chat %s", self.chat_id)
+                self._error("internal", "Numi could not handle that request; the details are in the log.")
+            finally:
+                self.started.set()
         self.closed = True
         self.started.set()
         self.sub.wake.set()
 
     def _handle(self, frame: dict) -> None:
+        # A socket holds no database connection while idle: sockets would otherwise
+        # cost descriptors (db and -wal) each, and hit the open-file limit long before
+        # threads or memory run short.
+        with short_connection():
+            self._dispatch(frame)
+
+    def _dispatch(self, frame: dict) -> None:
         kind, reg, chat = frame["type"], self.registry, self.chat_id
         if kind == "ping":
             self._push({"type": "pong"})
@@ -246,6 +252,7 @@ def chat_socket(ws, chat_id):
             # window in which live events could overtake the replay.
             connection.resume(*start)
             connection.started.set()
+        release_connection()  # the request's own; the writer never queries
         connection.serve()
     finally:
         _hang_up(ws, raw)
@@ -285,4 +292,6 @@ def _hang_up(ws, raw) -> None:
 def init_app(app) -> None:
     from backend import ws_app  # noqa: F401  registers /ws/_app on `sock` before it is attached
 
+    # simple-websocket's default selector costs a descriptor per socket.
+    app.config.setdefault("SOCK_SERVER_OPTIONS", {})["selector_class"] = socket_selector()
     sock.init_app(app)

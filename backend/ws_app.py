@@ -15,6 +15,7 @@ import threading
 from simple_websocket import ConnectionClosed
 
 from backend.app import runtime
+from backend.store.db import release_connection
 from backend.ws import SEND_TIMEOUT, _hang_up, encode, sock
 from backend.ws_flow import CLOSED_CHECK_S, Inbox
 
@@ -28,6 +29,7 @@ READY = {"type": "ready"}
 @sock.route("/ws/_app")
 def app_socket(ws):
     raw = ws.sock
+    release_connection()  # the request's own: this socket never queries
     events = runtime().registry.app_events
     sub = events.subscribe(first=READY)
     try:

@@ -10,6 +10,7 @@ by the writer's send timeout, never by a full queue.
 """
 from __future__ import annotations
 
+import selectors
 import threading
 from collections import deque
 from typing import Callable
@@ -25,6 +26,15 @@ ANSWERS_CAPACITY = 256
 # sleep through that close; the reader looks again this often, and so does
 # every stage here that waits for another.
 CLOSED_CHECK_S = 1.0
+
+
+def socket_selector() -> type[selectors.BaseSelector]:
+    """The selector simple-websocket waits on for pings: one that holds no file descriptor.
+
+    Its default (epoll, kqueue) costs a descriptor per socket; poll() costs none
+    and, unlike select(), takes descriptors above 1024. Windows has only select.
+    """
+    return getattr(selectors, "PollSelector", selectors.SelectSelector)
 
 
 class Answers:

@@ -1,16 +1,20 @@
-"""Limits without cliffs: the open-file limit and bursts of frames.
+"""Limits without cliffs: open-file limits, hundreds of sockets, and bursts of frames.
 
-The server raises its soft open-file limit to the hard one at start, and a
-client that sends faster than Numi answers is read more slowly, never cut off
-(docs/PROTOCOL.md, "Limits").
+All against the real server process. A socket holds no database connection
+while idle, so sockets cost one descriptor each; the server raises its soft
+open-file limit to the hard one at start; and a client that sends faster than
+Numi answers is read more slowly, never cut off (docs/PROTOCOL.md, "Limits").
 """
 from __future__ import annotations
 
 import json
+import os
 import resource
 
 import pytest
 
+from tests.conftest import Setup
+from tests.fakeprovider import script as S
 from tests.numi_client import AppSocket, ServerProcess, Socket
 
 
@@ -25,6 +29,15 @@ def proc_limit(pid: int) -> tuple[int, int]:
         line = next(line for line in f if line.startswith("Max open files"))
     soft, hard = line.split()[3:5]
     return int(soft), int(hard)
+
+
+def descriptors(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(line for line in f if line.startswith("VmRSS")).split()[1])
 
 
 @pytest.fixture
@@ -45,6 +58,42 @@ def test_the_soft_open_file_limit_is_raised_to_the_hard_one_at_start(limited_ser
     server = limited_server(256, 4096)
     assert proc_limit(server.proc.pid) == (4096, 4096)
     assert server.api().get("/api/health").status == 200
+
+
+def test_two_hundred_sockets_fit_in_256_descriptors(limited_server, fake):
+    # soft = hard = 256: raising the limit cannot help, so this holds only while
+    # sockets share what they need and keep no database connection of their own.
+    server = limited_server(256, 256)
+    pid = server.proc.pid
+    assert proc_limit(pid) == (256, 256)
+    setup = Setup(server, fake)
+    chats = [setup.chat(title=f"chat {n}") for n in range(20)]
+    before, rss_before = descriptors(pid), rss_kib(pid)
+
+    sockets = [Socket(server, chats[n % 20]) for n in range(200)]
+    apps = [AppSocket(server) for _ in range(5)]
+    for sock in sockets + apps:
+        sock.send(type="ping")
+    for sock in sockets + apps:
+        assert sock.until("pong", timeout=10) == {"type": "pong"}
+    # One descriptor a socket (its TCP connection), nothing more.
+    assert descriptors(pid) - before <= len(sockets) + len(apps) + 2
+    # Three threads a socket (werkzeug's, simple-websocket's, the reader): memory stays modest.
+    assert (rss_kib(pid) - rss_before) / len(sockets + apps) < 512
+    assert setup.api.get("/api/health").body["ok"] is True
+
+    # A turn in one chat streams to every socket open on it.
+    watching = [s for n, s in enumerate(sockets) if n % 20 == 7]
+    setup.fake.enqueue([S.text("Hello "), S.text("from "), S.text("afar")])
+    watching[0].send(type="send", request_id="r1", content="hi")
+    for sock in watching:
+        assert sock.until("turn_end")["status"] == "completed"
+        assert sock.text() == "Hello from afar"
+    elsewhere = sockets[8]  # chat 8: nothing of chat 7's turn waits before its next pong
+    elsewhere.send(type="ping")
+    assert elsewhere.recv() == {"type": "pong"}
+    for sock in sockets + apps:
+        sock.close()
 
 
 def burst_frames(n: int) -> list[tuple[str, str]]:

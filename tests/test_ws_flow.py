@@ -14,7 +14,7 @@ import simple_websocket
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, Ping, Request, TextMessage
 
-from backend.ws_flow import INBOX_FRAMES, Answers, Inbox
+from backend.ws_flow import INBOX_FRAMES, Answers, Inbox, socket_selector
 
 PING_S = 0.3
 
@@ -42,7 +42,7 @@ class Peer:
                    "HTTP_CONNECTION": "Upgrade", "HTTP_SEC_WEBSOCKET_KEY": key,
                    "HTTP_SEC_WEBSOCKET_VERSION": "13"}
         self.server = simple_websocket.Server(environ, ping_interval=ping_interval,
-                                              thread_class=_DaemonThread)
+                                              selector_class=socket_selector(), thread_class=_DaemonThread)
         self.inbox = Inbox(self.server)
         self.next_event(AcceptConnection)
 

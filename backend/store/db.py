@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import peewee
 
@@ -27,6 +28,29 @@ def open_database(path: str, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> 
     with db.connection_context():
         migrate(db)
     return db
+
+
+@contextmanager
+def short_connection():
+    """A block whose queries use a connection opened on the first one and closed at its end.
+
+    For threads that live long but query seldom (a socket's reader): peewee holds
+    a connection per thread, and each costs file descriptors (the db and its -wal)
+    for as long as it stays open. A connection already open when the block starts
+    is left open.
+    """
+    was_open = not db.is_closed()
+    try:
+        yield
+    finally:
+        if not was_open and not db.is_closed():
+            db.close()
+
+
+def release_connection() -> None:
+    """Close this thread's connection, if it has one (the next query opens another)."""
+    if not db.is_closed():
+        db.close()
 
 
 def now() -> float:
