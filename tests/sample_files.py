@@ -1,17 +1,31 @@
 """Small real files for attachment tests, made here rather than shipped as binaries."""
 from __future__ import annotations
 
+import random
 import struct
 import zlib
 
 
-def png(width: int = 2, height: int = 2, rgb: tuple[int, int, int] = (200, 40, 40)) -> bytes:
-    """A valid PNG of one colour (browsers decode it, so it can be shown as a thumbnail)."""
+def _png(width: int, height: int, rows: bytes) -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    row = b"\x00" + bytes(rgb) * width
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(row * height)) + chunk(b"IEND", b""))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def png(width: int = 2, height: int = 2, rgb: tuple[int, int, int] = (200, 40, 40)) -> bytes:
+    """A valid PNG of one colour (browsers decode it, so it can be shown as a thumbnail)."""
+    return _png(width, height, (b"\x00" + bytes(rgb) * width) * height)
+
+
+def noise_png(size: int, seed: int = 1) -> tuple[bytes, int, int]:
+    """(a valid PNG of random pixels of about `size` bytes, width, height): a photo-like file
+    that does not compress, whose bytes have line breaks only where chance puts them."""
+    rnd = random.Random(seed)
+    width = 256
+    height = max(1, size // (width * 3 + 1))
+    rows = b"".join(b"\x00" + rnd.randbytes(width * 3) for _ in range(height))
+    return _png(width, height, rows), width, height
 
 
 def pdf(pages: list[list[str]]) -> bytes:

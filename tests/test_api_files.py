@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import random
 
 import pytest
 
 from tests.numi_client import multipart
-from tests.sample_files import pdf, png
+from tests.sample_files import noise_png, pdf, png
+
+BINARY = "application/octet-stream"
 
 
 def blobs(server) -> list:
@@ -184,3 +187,65 @@ def test_upload_streams_a_body_sent_in_chunks(server):
     assert resp.status == 201, resp.read()
     resp.read()
     conn.close()
+
+
+# -- real-size files: binary bytes stream to disk whatever their line breaks -------------------
+
+def random_bytes(size: int, seed: int) -> bytes:
+    return random.Random(seed).randbytes(size)
+
+
+def test_real_size_binary_files_upload_whole(server, api):
+    """Binary files have line breaks only where chance puts them: the multipart reader must
+    never hold such a file's bytes as if they were a small text field."""
+    picture, width, height = noise_png(200 * 1024)
+    cases = [("photo.png", picture, "image/png"), ("150k.bin", random_bytes(150 * 1024, 1), BINARY),
+             ("1m.bin", random_bytes(1 << 20, 2), BINARY), ("3m.bin", random_bytes(3 << 20, 3), BINARY)]
+    for name, data, mime in cases:
+        body = upload_ok(api, name, data)
+        assert (body["name"], body["mime"], body["size"]) == (name, mime, len(data)), name
+        assert body["sha256"] == hashlib.sha256(data).hexdigest(), name
+        assert api.get(f"/api/files/{body['id']}").body == data, name
+    assert len(blobs(server)) == len(cases)
+    assert list((server.data_dir / "files" / ".tmp").glob("*")) == []
+
+
+def test_a_file_just_over_the_default_limit_is_413_naming_it(server, api):
+    limit = 50 << 20  # NUMI_MAX_FILE_MB's default, as docs/PROTOCOL.md says
+    data = random_bytes(limit + 1, 4)
+    r = api.upload("big.bin", data)
+    assert r.status == 413, r
+    assert r.body["error"]["code"] == "file_too_large"
+    assert "larger than 50 MB" in r.body["error"]["message"]
+    assert blobs(server) == [] and list((server.data_dir / "files" / ".tmp").glob("*")) == []
+    ok = upload_ok(api, "fits.bin", data[:limit])
+    assert ok["size"] == limit and ok["sha256"] == hashlib.sha256(data[:limit]).hexdigest()
+
+
+def test_form_fields_and_parts_are_bounded(server, api):
+    boundary = "b0undary"
+    ctype = f"multipart/form-data; boundary={boundary}"
+
+    def part(name, data, filename=None):
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
+        return f"--{boundary}\r\nContent-Disposition: {disposition}\r\n\r\n".encode() + data + b"\r\n"
+
+    end = f"--{boundary}--\r\n".encode()
+    # Text fields beside the file are held in memory: at most 64 KB of them.
+    r = api.post("/api/files", raw=part("note", b"n" * (65 * 1024)) + part("file", b"hi", "a.txt") + end,
+                 content_type=ctype)
+    assert r.status == 400 and "64 KB" in r.body["error"]["message"], r
+    r = api.post("/api/files", raw=b"".join(part(f"f{i}", b"x") for i in range(17)) + part("file", b"hi", "a.txt")
+                 + end, content_type=ctype)
+    assert r.status == 400 and "parts" in r.body["error"]["message"], r
+    # Headers that never end are not buffered without bound either.
+    r = api.post("/api/files", raw=f"--{boundary}\r\nX-Long: ".encode() + b"h" * (200 * 1024), content_type=ctype)
+    assert r.status == 400, r
+    r = api.post("/api/files", raw=part("file", b"one", "a.txt") + part("file", b"two", "b.txt") + end,
+                 content_type=ctype)
+    assert r.status == 422 and "one file" in r.body["error"]["fields"]["file"], r
+    # Other file parts are read past; small fields are fine.
+    r = api.post("/api/files", raw=part("note", b"hello") + part("other", b"ignored", "x.txt")
+                 + part("file", b"kept", "k.txt") + end, content_type=ctype)
+    assert r.status == 201 and r.body["size"] == 4, r
+    assert len(blobs(server)) == 1 and list((server.data_dir / "files" / ".tmp").glob("*")) == []

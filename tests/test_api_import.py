@@ -3,6 +3,7 @@ import base64
 import hashlib
 import io
 import json
+import random
 import stat
 import zipfile
 
@@ -219,3 +220,31 @@ def test_an_import_over_the_limit_is_413_and_changes_nothing(start_server):
     assert chat_ids(api) == [] and data_dir_files(server) == []
     small = json.dumps(_doc([{"title": "small", "created_at": "2026-01-01T00:00:00Z", "messages": []}])).encode()
     assert import_file(api, "small.json", small).status == 201
+
+
+# -- real-size zips: binary bytes stream through the multipart reader -----------------------------
+
+def _zip_with_files(sizes: list[int], seed: int) -> tuple[bytes, dict]:
+    """A Numi export zip with one chat whose message carries random (incompressible) files."""
+    rnd = random.Random(seed)
+    blobs = {f"file{i}.bin": rnd.randbytes(size) for i, size in enumerate(sizes)}
+    chat = {"title": "With files", "created_at": "2026-01-01T00:00:00.000Z", "messages": [{
+        "role": "user", "content": "see files", "created_at": "2026-01-01T00:00:01.000Z",
+        "attachments": [{"name": name, "mime": "application/octet-stream", "size": len(data),
+                         "sha256": hashlib.sha256(data).hexdigest()} for name, data in blobs.items()]}]}
+    entries = [("numi-export.json", json.dumps(_doc([chat])))]
+    entries += [(f"files/{hashlib.sha256(d).hexdigest()}", d) for d in blobs.values()]
+    return _zip(entries), blobs
+
+
+def test_zip_imports_of_real_sizes(server, api):
+    for sizes, seed in (([1 << 20], 1), ([4 << 20, 4 << 20, 4 << 20], 2)):
+        data, blobs = _zip_with_files(sizes, seed)
+        assert len(data) > sum(sizes)  # random bytes do not deflate: the upload is that big
+        r = import_file(api, "numi-export.zip", data)
+        assert r.status == 201, r
+        [chat] = r.body["chat_ids"]
+        [msg] = api.get(f"/api/chats/{chat}/messages").body["items"]
+        got = {f["name"]: api.get(f"/api/files/{f['id']}").body for f in msg["attachments"]}
+        assert got == blobs
+    assert [p for p in data_dir_files(server) if p.startswith(".tmp")] == []

@@ -1,17 +1,19 @@
 """Attachments (CONTRACT §3 Files): upload one file, read it back safely.
 
 POST /api/files takes multipart/form-data with the file in the field `file`.
-The body streams through werkzeug's multipart parser straight into a temporary
+The body streams through backend/api/multipart.py straight into a temporary
 file that hashes as it writes (backend/store/files.py), so a 50 MB upload never
-sits in memory; past the limit the parser stops and the answer is a 413.
+sits in memory; past the limit the reading stops and the answer is a 413.
 """
 from __future__ import annotations
 
+from typing import Callable
 from urllib.parse import quote
 
 from flask import Blueprint, request, send_file
-from werkzeug.formparser import FormDataParser
+from werkzeug.exceptions import RequestEntityTooLarge
 
+from backend.api import multipart
 from backend.app import runtime
 from backend.errors import ApiError, invalid, not_found
 from backend.store.db import db
@@ -21,10 +23,8 @@ from backend.store.serialize import file_to_dict
 
 bp = Blueprint("files", __name__)
 
-# Room for the multipart framing (boundaries, part headers) around the file itself.
-MULTIPART_SLACK = 64 * 1024
-MAX_FORM_PARTS = 16
-MAX_FIELD_BYTES = 64 * 1024  # non-file fields: none are used, so small
+# Room for the multipart framing (boundaries, part headers, small fields) around the file.
+MULTIPART_SLACK = multipart.MAX_FIELD_BYTES + multipart.MAX_PENDING_BYTES
 
 
 def _too_large(limit: int) -> ApiError:
@@ -33,20 +33,38 @@ def _too_large(limit: int) -> ApiError:
                     f"Attach a smaller file (the limit is set by NUMI_MAX_FILE_MB).")
 
 
-def parse_multipart(store, limit: int, blobs: list):
-    """The request's multipart files, each streamed into a blob of `store` as it arrives
-    (hashed on the way, never held in memory); every blob made is added to `blobs`, for
-    the caller to commit or discard. Raises ValueError for a malformed body and
-    TooLarge past `limit`."""
-    def stream_factory(**_kw):
+def receive_upload(limit: int, too_large: Callable[[int], ApiError], missing: str, blobs: list):
+    """The request's multipart part `file`, streamed into a blob of the file store (hashed
+    on the way, never held in memory, stopped past `limit` bytes); the blob is added to
+    `blobs` for the caller to commit or discard. Returns (blob, the name the client gave).
+    Refusals: 413 `too_large(limit)` from the Content-Length or while streaming, 400 for a
+    broken body, 422 with `missing` when no file part is called `file`."""
+    # Refused from the header alone when it already says too much; werkzeug's server
+    # reads and drops the rest of the body after the answer, so the client sees the
+    # 413 rather than a reset connection.
+    if request.content_length is not None and request.content_length > limit + MULTIPART_SLACK:
+        raise too_large(limit)
+    request.max_content_length = limit + MULTIPART_SLACK  # the app's own cap is for JSON bodies
+    store = runtime().files
+
+    def open_blob():
         blob = store.writer(limit)
         blobs.append(blob)
         return blob
 
-    parser = FormDataParser(stream_factory=stream_factory, max_form_memory_size=MAX_FIELD_BYTES,
-                            max_form_parts=MAX_FORM_PARTS, silent=False)
-    _, _, files = parser.parse(request.stream, request.mimetype, request.content_length, request.mimetype_params)
-    return files
+    try:
+        upload = multipart.receive(request.stream, request.mimetype_params.get("boundary"), "file", open_blob)
+    except (TooLarge, RequestEntityTooLarge):
+        raise too_large(limit) from None
+    except multipart.SecondFile:
+        raise invalid({"file": "Send one file per upload."}) from None
+    except multipart.Malformed as exc:
+        raise ApiError(400, "bad_request", f"The upload is not valid multipart/form-data: {exc} "
+                                           f"Send the file again.") from None
+    if upload.blob is None:
+        raise invalid({"file": missing})
+    upload.blob.file.flush()
+    return upload.blob, upload.filename
 
 
 @bp.post("/api/files")
@@ -54,28 +72,14 @@ def upload():
     if request.mimetype != "multipart/form-data":
         raise ApiError(415, "unsupported_media_type",
                        'Upload the file as multipart/form-data, in a field named "file".')
-    limit = max_file_bytes()
-    # Refused from the header alone when it already says too much; werkzeug's server
-    # reads and drops the rest of the body after the answer, so the client sees the
-    # 413 rather than a reset connection.
-    if request.content_length is not None and request.content_length > limit + MULTIPART_SLACK:
-        raise _too_large(limit)
-    request.max_content_length = limit + MULTIPART_SLACK  # the app's own cap is for JSON bodies
     store = runtime().files
     blobs = []
     try:
-        part = parse_multipart(store, limit, blobs).get("file")
-        if part is None:
-            raise invalid({"file": 'Attach the file in a multipart field named "file".'})
-        blob = part.stream
-        name = clean_name(part.filename)
+        blob, raw_name = receive_upload(max_file_bytes(), _too_large,
+                                        'Attach the file in a multipart field named "file".', blobs)
+        name = clean_name(raw_name)
         mime = sniff(bytes(blob.head), name, complete=blob.size <= len(blob.head))
         sha = store.commit(blob)
-    except TooLarge as exc:
-        raise _too_large(exc.limit) from None
-    except ValueError:
-        raise ApiError(400, "bad_request", "The upload is not valid multipart/form-data. "
-                                           "Send the file again.") from None
     finally:
         for other in blobs:
             other.discard()  # no-op for the committed one: it was moved away

@@ -11,7 +11,7 @@ from __future__ import annotations
 from flask import Blueprint, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from backend.api.files import MULTIPART_SLACK, parse_multipart
+from backend.api.files import receive_upload
 from backend.app import runtime
 from backend.errors import ApiError, invalid
 from backend.store import import_read as rd
@@ -30,16 +30,12 @@ def _too_large(limit: int) -> ApiError:
 @bp.post("/api/import")
 def import_chats():
     limit = rd.max_import_bytes()
-    # A multipart body may exceed the file by its framing; the file itself is held to the limit.
-    cap = limit + (MULTIPART_SLACK if request.mimetype == "multipart/form-data" else 0)
-    if request.content_length is not None and request.content_length > cap:
-        raise _too_large(limit)
-    request.max_content_length = cap
     store = runtime().files
     blobs, safe_zip = [], None
     try:
         if request.mimetype == "multipart/form-data":
-            upload = _receive_upload(store, limit, blobs)
+            upload, _name = receive_upload(limit, _too_large,
+                                           'Upload the export in a multipart field named "file".', blobs)
             if bytes(upload.head[:4]) == b"PK\x03\x04":
                 safe_zip = rd.SafeZip(upload.path, limit)
                 kind, raw = rd.find_document(safe_zip)
@@ -47,6 +43,9 @@ def import_chats():
                 upload.seek(0)
                 raw, kind = upload.read(), None
         else:
+            if request.content_length is not None and request.content_length > limit:
+                raise _too_large(limit)
+            request.max_content_length = limit
             try:
                 raw, kind = request.get_data(cache=False), None
             except RequestEntityTooLarge:
@@ -81,16 +80,3 @@ def import_chats():
     for chat_id in ids:
         events.chat_changed(chat_id)
     return {"chat_ids": ids}, 201
-
-
-def _receive_upload(store, limit: int, blobs: list):
-    try:
-        files = parse_multipart(store, limit, blobs)
-    except (ValueError, RequestEntityTooLarge):
-        raise ApiError(400, "bad_request", "The upload is not valid multipart/form-data. "
-                                           "Choose the file again.") from None
-    part = files.get("file")
-    if part is None:
-        raise invalid({"file": 'Upload the export in a multipart field named "file".'})
-    part.stream.file.flush()
-    return part.stream
