@@ -15,6 +15,7 @@ from backend.api.files import receive_upload
 from backend.app import runtime
 from backend.errors import ApiError, invalid
 from backend.store import import_read as rd
+from backend.store.import_chatgpt import parse_chatgpt
 from backend.store.files import TooLarge, human_size
 from backend.store.import_write import write_import
 
@@ -63,7 +64,7 @@ def import_chats():
         else:
             if not isinstance(doc, list):
                 raise rd.ImportRefused("conversations.json is not a ChatGPT export (it is not a list).")
-            chats = rd.parse_chatgpt(doc)
+            chats = parse_chatgpt(doc)
         ids = write_import(store, chats, safe_zip, limit)
     except rd.ImportRefused as exc:
         raise ApiError(exc.status, exc.code, exc.message, exc.fields) from None

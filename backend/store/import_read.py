@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import os
 import re
 import stat
@@ -41,6 +42,8 @@ IMPORTED_STATUS = {"streaming": "interrupted", "queued": "interrupted"}
 PARAMS = {"temperature": (0, 2), "top_p": (0, 1), "max_tokens": (1, 1_000_000)}
 REASONING_EFFORTS = ("off", "low", "medium", "high")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# Times an ISO 8601 date can show: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.
+MIN_TIME, MAX_TIME = -62_135_596_800.0, 253_402_300_799.0
 
 
 class ImportRefused(Exception):
@@ -165,9 +168,32 @@ def find_document(z: SafeZip) -> tuple[str, bytes]:
                         "(a ChatGPT data export). Choose one of those.")
 
 
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is too large a number")
+    return value
+
+
+def is_clean_text(text: str) -> bool:
+    """Whether `text` can be stored: no lone surrogate (a JSON escape like \\ud800 alone)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def parse_json(raw: bytes):
     try:
-        return json.loads(raw)
+        # NaN, Infinity and 1e400 are no JSON numbers: refused here, never stored.
+        return json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
     except (ValueError, RecursionError) as exc:
         raise ImportRefused(f"The file is neither a zip nor valid JSON ({str(exc)[:120]}). Choose a Numi "
                             f"export (.json or .zip) or a ChatGPT conversations.json.") from None
@@ -201,6 +227,8 @@ class _Check:
             return None
         if not isinstance(value, str):
             return self.fail(f"{where}.{key}", "Must be text.")
+        if not is_clean_text(value):
+            return self.fail(f"{where}.{key}", "Holds text that is not valid Unicode (a lone surrogate).")
         if len(value) > max_len:
             return self.fail(f"{where}.{key}", f"Longer than {max_len} characters.")
         return value
@@ -213,15 +241,25 @@ class _Check:
             dt = datetime.fromisoformat(value)
             if dt.tzinfo is None:
                 dt = dt.replace(tzinfo=timezone.utc)
+            if not MIN_TIME <= dt.timestamp() <= MAX_TIME:
+                raise ValueError("out of range")
             return dt.timestamp()
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return self.fail(f"{where}.{key}", "Must be a date and time in ISO 8601, like 2026-01-31T10:00:00.000Z.")
 
     def json_value(self, obj, key, where, kind):
         value = obj.get(key)
         if value is not None and not isinstance(value, kind):
             return self.fail(f"{where}.{key}", f"Must be {'an object' if kind is dict else 'a list'} or null.")
+        if value is not None and not is_clean_text(json.dumps(value, ensure_ascii=False)):
+            return self.fail(f"{where}.{key}", "Holds text that is not valid Unicode (a lone surrogate).")
         return value
+
+    def flag(self, obj, key, where) -> bool:
+        value = obj.get(key, False)
+        if not isinstance(value, bool):
+            self.fail(f"{where}.{key}", "Must be true or false.")
+        return value is True
 
 
 def parse_numi(doc: dict) -> list[ParsedChat]:
@@ -240,10 +278,21 @@ def parse_numi(doc: dict) -> list[ParsedChat]:
     c = _Check()
     out = [_numi_chat(c, chat, f"chats[{i}]") for i, chat in enumerate(chats)]
     if c.errors:
+        where, problem = next(iter(c.errors.items()))
         raise ImportRefused(f"The export has {len(c.errors)}{'+' if len(c.errors) >= 20 else ''} problems; "
-                            f"the first is {next(iter(c.errors))}: {next(iter(c.errors.values()))} "
+                            f"the first is in {_chat_name(chats, where)}, {where}: {problem} "
                             f"Nothing was imported.", fields=c.errors)
     return out
+
+
+def _chat_name(chats: list, where: str) -> str:
+    """chat N ("its title"): which chat of the export a field path is in."""
+    i = int(re.match(r"chats\[(\d+)\]", where).group(1))
+    title = chats[i].get("title") if isinstance(chats[i], dict) else None
+    if isinstance(title, str) and title.strip() and is_clean_text(title):
+        short = title.strip() if len(title.strip()) <= 60 else title.strip()[:59] + "…"
+        return f'chat {i + 1} ("{short}")'
+    return f"chat {i + 1}"
 
 
 def _numi_chat(c: _Check, chat, where: str):
@@ -259,12 +308,17 @@ def _numi_chat(c: _Check, chat, where: str):
         model_id=c.text(chat, "model_id", where, nullable=True, max_len=200, default=None),
         folder=c.text(chat, "folder", where, nullable=True, max_len=200, default=None),
         system_prompt=c.text(chat, "system_prompt", where, max_len=100_000) or "",
-        params=_params(c, chat.get("params") or {}, f"{where}.params"),
-        pinned=chat.get("pinned") is True, archived=chat.get("archived") is True,
+        params=_params(c, _or(chat.get("params"), {}), f"{where}.params"),
+        pinned=c.flag(chat, "pinned", where), archived=c.flag(chat, "archived", where),
         created_at=created, updated_at=c.time(chat, "updated_at", where, default=created),
         messages=[_numi_message(c, m, f"{where}.messages[{j}]") for j, m in enumerate(messages)],
     )
     return parsed
+
+
+def _or(value, default):
+    """`value`, or `default` for null: an empty {} where a list belongs is still the wrong type."""
+    return default if value is None else value
 
 
 def _params(c: _Check, params, where: str) -> dict:
@@ -298,7 +352,7 @@ def _numi_message(c: _Check, m, where: str):
     if status not in STATUSES:
         c.fail(f"{where}.status", f"Must be one of {', '.join(STATUSES)}.")
     calls = []
-    raw_calls = m.get("tool_calls") or []
+    raw_calls = _or(m.get("tool_calls"), [])
     if not isinstance(raw_calls, list):
         c.fail(f"{where}.tool_calls", "Must be a list.")
         raw_calls = []
@@ -306,6 +360,8 @@ def _numi_message(c: _Check, m, where: str):
         w = f"{where}.tool_calls[{k}]"
         if not isinstance(call, dict) or not all(isinstance(call.get(f), str) for f in ("id", "name", "arguments")):
             c.fail(w, 'Must be {"id", "name", "arguments"}, all text.')
+        elif not all(is_clean_text(call[f]) for f in ("id", "name", "arguments")):
+            c.fail(w, "Holds text that is not valid Unicode (a lone surrogate).")
         else:
             calls.append({"id": call["id"], "name": call["name"], "arguments": call["arguments"]})
     error = c.json_value(m, "error", where, dict)
@@ -316,14 +372,14 @@ def _numi_message(c: _Check, m, where: str):
         "reasoning_details": c.json_value(m, "reasoning_details", where, list),
         "tool_calls": calls or None,
         "tool_call_id": c.text(m, "tool_call_id", where, nullable=True, max_len=500, default=None),
-        "tool_error": m.get("tool_error") is True,
+        "tool_error": c.flag(m, "tool_error", where),
         "citation_sources": c.json_value(m, "citation_sources", where, list),
         "status": IMPORTED_STATUS.get(status, status),
         "model_id": c.text(m, "model_id", where, nullable=True, max_len=200, default=None),
         "usage": c.json_value(m, "usage", where, dict),
         "error": error,
         "created_at": c.time(m, "created_at", where),
-        "attachments": _attachments(c, m.get("attachments") or [], f"{where}.attachments"),
+        "attachments": _attachments(c, _or(m.get("attachments"), []), f"{where}.attachments"),
     }
 
 
@@ -350,90 +406,7 @@ def _attachments(c: _Check, items, where: str) -> list[Attachment]:
             except (binascii.Error, TypeError, ValueError):
                 c.fail(f"{w}.data", "Must be base64.")
                 continue
-        name = a.get("name") if isinstance(a.get("name"), str) else "file"
+        name = c.text(a, "name", w, nullable=True, max_len=10_000, default=None) or "file"
         created = c.time(a, "created_at", w, default=0.0) or None
         out.append(Attachment(name=clean_name(name), size=size, sha256=sha, created_at=created, data=data))
     return out
-
-
-# -- ChatGPT's data export -----------------------------------------------------------
-
-# Shown to the person in ChatGPT: text of the user and of the assistant when it talks
-# to the person (recipient "all"). Left out: system and tool nodes (browsing, code
-# runs, memory), hidden nodes, assistant messages addressed to a tool, and parts that
-# are not text (images are pointers to files the export does not reliably carry).
-# "thoughts" nodes (o-series reasoning summaries) become the reasoning of the
-# assistant message that follows them.
-_TEXT_TYPES = ("text", "multimodal_text")
-
-
-def parse_chatgpt(doc: list) -> list[ParsedChat]:
-    out = []
-    for i, conv in enumerate(doc):
-        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
-            raise ImportRefused(f"Conversation {i + 1} of the ChatGPT export has no message tree "
-                                f"(\"mapping\"); the file may be damaged. Nothing was imported.")
-        out.append(_chatgpt_conversation(conv))
-    return out
-
-
-def _number(value, default: float) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
-
-
-def _branch(mapping: dict, current) -> list[dict]:
-    """The nodes from the root to `current` (the branch the person last saw)."""
-    if current not in mapping:
-        # No current node: the deepest leaf reached by always taking the last child.
-        roots = [k for k, n in mapping.items() if isinstance(n, dict) and n.get("parent") not in mapping]
-        current = roots[0] if roots else None
-        while current in mapping and (mapping[current].get("children") or []):
-            current = mapping[current]["children"][-1]
-    path, seen = [], set()
-    while current in mapping and current not in seen and len(path) <= len(mapping):
-        seen.add(current)
-        node = mapping[current]
-        if not isinstance(node, dict):
-            break
-        path.append(node)
-        current = node.get("parent")
-    return path[::-1]
-
-
-def _chatgpt_conversation(conv: dict) -> ParsedChat:
-    created = _number(conv.get("create_time"), 0.0)
-    messages, thoughts = [], []
-    for node in _branch(conv["mapping"], conv.get("current_node")):
-        msg = node.get("message")
-        if not isinstance(msg, dict):
-            continue
-        role = (msg.get("author") or {}).get("role")
-        content = msg.get("content") or {}
-        meta = msg.get("metadata") or {}
-        if not isinstance(content, dict) or meta.get("is_visually_hidden_from_conversation"):
-            continue
-        ctype = content.get("content_type")
-        if role == "assistant" and ctype == "thoughts":
-            thoughts += [t.get("content", "") for t in content.get("thoughts") or () if isinstance(t, dict)]
-            continue
-        if role not in ("user", "assistant") or ctype not in _TEXT_TYPES:
-            continue
-        if role == "assistant" and msg.get("recipient", "all") != "all":
-            continue
-        text = "\n".join(p for p in content.get("parts") or () if isinstance(p, str)).strip()
-        if not text:
-            continue
-        messages.append({
-            "role": role, "content": text[:MAX_TEXT],
-            "reasoning_content": "\n\n".join(t for t in thoughts if isinstance(t, str)) if role == "assistant" else "",
-            "reasoning_details": None, "tool_calls": None, "tool_call_id": None, "tool_error": False,
-            "citation_sources": None, "status": "complete",
-            "model_id": None, "usage": None, "error": None,
-            "created_at": _number(msg.get("create_time"), created), "attachments": [],
-        })
-        if role == "assistant":
-            thoughts = []
-    title = conv.get("title") if isinstance(conv.get("title"), str) else ""
-    return ParsedChat(title=title[:300] or "Imported from ChatGPT", model_id=None, folder=None, system_prompt="",
-                      params={}, pinned=False, archived=False, created_at=created,
-                      updated_at=_number(conv.get("update_time"), created), messages=messages)
