@@ -1,4 +1,5 @@
-"""Removing what is meant to go: purged chats, trash past its keeping time, temporary chats.
+"""Removing what is meant to go: purged chats, trash past its keeping time, temporary chats,
+and what an import that did not finish left.
 
 Every path that deletes a chat for good goes through `purge_chats`, so whatever
 else a chat owns (its messages today; search rows or attachment links tomorrow)
@@ -9,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 
+from backend.store import paced
 from backend.store.db import db, now
 from backend.store.models import Chat, Message
 
@@ -31,6 +33,30 @@ def purge_chats(chat_ids) -> int:
         Message.delete().where(Message.chat.in_(part)).execute()
         Chat.delete().where(Chat.id.in_(part)).execute()
     return len(ids)
+
+
+def purge_chats_paced(chat_ids, pause: bool = True) -> int:
+    """purge_chats for chats of any length, in short transactions (backend/store/paced.py),
+    so it never holds the database long; `pause=False` when nothing else writes yet."""
+    ids = list(chat_ids)
+
+    def work():
+        for i in range(0, len(ids), _CHUNK):
+            part = ids[i:i + _CHUNK]
+            while rows := [m.id for m in Message.select(Message.id).where(Message.chat.in_(part)).limit(_CHUNK)]:
+                Message.delete().where(Message.id.in_(rows)).execute()
+                yield
+            Chat.delete().where(Chat.id.in_(part)).execute()
+            yield
+
+    paced.run(work(), pause=pause)
+    return len(ids)
+
+
+def purge_unfinished_imports() -> int:
+    """Chats an import was still writing (hidden) when the process ended: never shown, so removed."""
+    ids = [c.id for c in Chat.select(Chat.id).where(Chat.import_id.is_null(False))]
+    return purge_chats_paced(ids, pause=False) if ids else 0
 
 
 def trash_days() -> float | None:
@@ -77,6 +103,9 @@ def remove_temporary(idle_s: float | None = None, keep=()) -> int:
 def at_start() -> None:
     """Before the first request: trash past its time, temporary chats left by a crash."""
     with db.connection_context():
+        n = purge_unfinished_imports()
+        if n:
+            log.info("removed %d chats of an import that did not finish", n)
         n = purge_old_trash(trash_days())
         if n:
             log.info("emptied %d chats from the trash (deleted more than %g days ago)", n, trash_days())

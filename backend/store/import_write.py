@@ -1,17 +1,39 @@
-"""Writing a checked import: all of it in one transaction, or nothing.
+"""Writing a checked import: all of it or nothing for the person, without blocking anyone's saving.
 
-Order: every attachment's bytes are staged in files/.tmp and verified against
-their sha256 and size first; only then does one transaction create the folders,
-chats, file rows and messages, and move the staged blobs into place. If
-anything fails, the transaction rolls back, blobs this import placed are
-removed again, and staged ones are discarded.
+Order:
+1. Every attachment's bytes are staged in files/.tmp and checked against their
+   sha256 and size; the file rows to reuse and the models that exist are read.
+2. The blobs move to their addresses.
+3. Chats and messages are written hidden — `import_id` set, and deleted and
+   temporary as well, so no chat list, trash, search, folder count or export
+   shows them — in short transactions with pauses between them
+   (backend/store/paced.py): replies keep committing their text and new chats
+   are made while a large import runs.
+4. One small transaction shows them: folders made where missing, the new file
+   rows, and each chat's `import_id`, deleted and temporary marks cleared.
+If anything fails, the hidden chats are removed (in short transactions too),
+the blobs this import placed are removed and the staged ones discarded. A
+process that dies mid-import leaves hidden chats that the next start removes
+(housekeeping.purge_unfinished_imports); a blob it placed stays, unnamed.
 """
 from __future__ import annotations
 
+import logging
+import secrets
+
+from peewee import IntegrityError, __exception_wrapper__
+
+from backend.store import housekeeping, paced
 from backend.store.db import db, now
 from backend.store.files import FileStore, sniff
 from backend.store.import_read import ImportRefused, ParsedChat
-from backend.store.models import Chat, File, Folder, Message, ModelEntry
+from backend.store.models import Chat, File, Folder, Message, ModelEntry, new_id
+
+log = logging.getLogger(__name__)
+
+_ROWS = 200  # messages per write between yields: a few milliseconds
+_CHUNK = 500  # ids per IN (…): under the 999 variables older SQLite builds allow
+_FILE_ROWS = 100  # file rows per INSERT, 6 variables each: under 999 too
 
 
 def _stage(store: FileStore, chats: list[ParsedChat], zip_source, limit: int, staged: dict) -> None:
@@ -50,24 +72,62 @@ def _local_mime(store: FileStore, a) -> str:
     return sniff(head, a.name, complete=a.size <= len(head))
 
 
+class _Files:
+    """File ids for (sha256, name): an existing row's, else a new id whose row is written
+    when the chats are shown (a hidden message may name an id that has no row yet)."""
+
+    def __init__(self, staged: dict):
+        self.staged = staged
+        self.ids: dict[tuple[str, str], str] = {}
+        self.new_rows: list[dict] = []
+
+    def id_for(self, a) -> str:
+        key = (a.sha256, a.name)
+        if key not in self.ids:
+            row = File.get_or_none((File.sha256 == a.sha256) & (File.name == a.name))
+            if row is not None:
+                self.ids[key] = row.id
+            else:
+                self.ids[key] = new_id("file")
+                self.new_rows.append({"id": self.ids[key], "sha256": a.sha256, "name": a.name,
+                                      "mime": self.staged[a.sha256][1], "size": a.size,
+                                      "created_at": a.created_at or now()})
+        return self.ids[key]
+
+
 def write_import(store: FileStore, chats: list[ParsedChat], zip_source=None, limit: int = 0) -> list[str]:
     """Create the chats (new ids); returns their ids in the export's order."""
     if not chats:
         raise ImportRefused("The file holds no chats to import.")
-    staged = {}
-    placed = []
+    staged, placed = {}, []
+    import_id = secrets.token_hex(8)
+    ids = [new_id("c") for _ in chats]
+    written = False
     try:
         _stage(store, chats, zip_source, limit, staged)
-        with db.atomic():
-            ids = [_create_chat(chat, staged) for chat in chats]
-            for sha, (blob, _mime) in staged.items():
-                if blob is not None and not store.path(sha).is_file():
-                    store.commit(blob)
-                    placed.append(store.path(sha))
+        files = _Files(staged)
+        for chat in chats:
+            for m in chat.messages:
+                m["file_ids"] = [files.id_for(a) for a in m["attachments"]]
+        known = {m.id for m in ModelEntry.select(ModelEntry.id)}  # the catalog: a few hundred at most
+        for sha, (blob, _mime) in staged.items():
+            if blob is not None and not store.path(sha).is_file():
+                store.commit(blob)
+                placed.append(sha)
+        written = True
+        made = []
+        try:
+            paced.run(_write_hidden(chats, ids, import_id, known, made))
+        except IntegrityError:
+            if Chat.select().where(Chat.import_id == import_id).count() < len(made):
+                raise _removed_meanwhile() from None
+            raise
+        _show(chats, ids, import_id, files.new_rows)
         return ids
     except BaseException:
-        for path in placed:  # the rows naming them were rolled back
-            path.unlink(missing_ok=True)
+        if written:
+            _remove_hidden(import_id)
+        _remove_placed(store, placed)
         raise
     finally:
         for blob, _mime in staged.values():
@@ -75,30 +135,88 @@ def write_import(store: FileStore, chats: list[ParsedChat], zip_source=None, lim
                 blob.discard()
 
 
-def _folder_id(name: str | None) -> str | None:
+# Clean-ups after a failure: the import's own error is the one to answer, so theirs are only
+# logged (the next start removes hidden chats; a blob left behind is only unused space).
+
+def _remove_hidden(import_id: str) -> None:
+    try:
+        housekeeping.purge_chats_paced([c.id for c in Chat.select(Chat.id).where(Chat.import_id == import_id)])
+    except Exception:
+        log.exception("removing the hidden chats of a failed import failed")
+
+
+def _remove_placed(store: FileStore, placed: list[str]) -> None:
+    try:
+        for sha in placed:
+            # Unless an upload of the same bytes made a row for them meanwhile, no row names them.
+            if not File.select().where(File.sha256 == sha).exists():
+                store.path(sha).unlink(missing_ok=True)
+    except Exception:
+        log.exception("removing the files of a failed import failed")
+
+
+def _write_hidden(chats: list[ParsedChat], ids: list[str], import_id: str, known_models: set, made: list):
+    """The chats and their messages as hidden rows, each chat's id added to `made`; yields
+    after each small write (paced.run)."""
+    hidden_at = now()
+    for chat, chat_id in zip(chats, ids):
+        created = chat.created_at or now()
+        Chat.insert(id=chat_id, title=chat.title, model_id=chat.model_id if chat.model_id in known_models else None,
+                    system_prompt=chat.system_prompt, params=chat.params, pinned=chat.pinned,
+                    archived=chat.archived, created_at=created, updated_at=chat.updated_at or created,
+                    import_id=import_id, deleted_at=hidden_at, temporary=True).execute()
+        made.append(chat_id)
+        yield
+        for i in range(0, len(chat.messages), _ROWS):
+            rows = [_message_row(m, chat_id, created) for m in chat.messages[i:i + _ROWS]]
+            with __exception_wrapper__:  # sqlite3's errors as peewee's, like every other query
+                db.cursor().executemany(_INSERT_MESSAGE, rows)
+            yield
+
+
+# One prepared INSERT run over many rows: building a peewee query per row took most of an
+# import's time. The columns and their conversions come from the model.
+_MESSAGE_FIELDS = [Message.chat, Message.role, Message.content, Message.content_parts, Message.reasoning_content,
+                   Message.reasoning_details, Message.tool_calls, Message.tool_call_id, Message.tool_error,
+                   Message.citation_sources, Message.status, Message.model_id, Message.usage, Message.error,
+                   Message.created_at]
+_INSERT_MESSAGE = (f"INSERT INTO message ({', '.join(f.column_name for f in _MESSAGE_FIELDS)}) "
+                   f"VALUES ({', '.join('?' for _ in _MESSAGE_FIELDS)})")
+
+
+def _message_row(m: dict, chat_id: str, chat_created: float) -> tuple:
+    values = {**m, "chat": chat_id, "created_at": m["created_at"] or chat_created,
+              "content_parts": {"attachments": m["file_ids"]} if m["file_ids"] else None}
+    return tuple(f.db_value(values[f.name]) for f in _MESSAGE_FIELDS)
+
+
+def _show(chats: list[ParsedChat], ids: list[str], import_id: str, file_rows: list[dict]) -> None:
+    """The one short transaction that makes the import appear whole."""
+    by_folder: dict[str, list[str]] = {}
+    for chat, chat_id in zip(chats, ids):
+        if chat.folder:
+            by_folder.setdefault(chat.folder, []).append(chat_id)
+    with db.atomic():
+        for i in range(0, len(file_rows), _FILE_ROWS):
+            File.insert_many(file_rows[i:i + _FILE_ROWS]).execute()
+        for name, chat_ids in by_folder.items():
+            folder_id = _folder_id(name)
+            for i in range(0, len(chat_ids), _CHUNK):
+                Chat.update(folder=folder_id).where(Chat.id.in_(chat_ids[i:i + _CHUNK])).execute()
+        shown = (Chat.update(import_id=None, deleted_at=None, temporary=False)
+                 .where(Chat.import_id == import_id).execute())
+        if shown != len(ids):
+            raise _removed_meanwhile()
+
+
+def _removed_meanwhile() -> ImportRefused:
+    # Hidden chats are deleted ones, and emptying the trash removes those too: not all of it.
+    return ImportRefused("Some of the chats being imported were removed before the import finished "
+                         "(was the trash emptied?). Nothing was imported; import the file again.",
+                         status=409, code="conflict")
+
+
+def _folder_id(name: str) -> str:
     """A top-level folder of that name, made if there is none (the export names folders, not ids)."""
-    if not name:
-        return None
     folder = Folder.get_or_none((Folder.name == name) & Folder.parent.is_null())
     return (folder or Folder.create(name=name)).id
-
-
-def _create_chat(chat: ParsedChat, staged: dict) -> str:
-    model_id = chat.model_id if chat.model_id and ModelEntry.get_or_none(ModelEntry.id == chat.model_id) else None
-    created = chat.created_at or now()
-    row = Chat.create(title=chat.title, model_id=model_id, folder=_folder_id(chat.folder),
-                      system_prompt=chat.system_prompt, params=chat.params, pinned=chat.pinned,
-                      archived=chat.archived, created_at=created, updated_at=chat.updated_at or created)
-    for m in chat.messages:
-        file_ids = []
-        for a in m["attachments"]:
-            mime = staged[a.sha256][1]
-            f = File.get_or_none((File.sha256 == a.sha256) & (File.name == a.name))
-            if f is None:
-                f = File.create(sha256=a.sha256, name=a.name, mime=mime, size=a.size,
-                                created_at=a.created_at or now())
-            file_ids.append(f.id)
-        fields = {k: v for k, v in m.items() if k != "attachments"}
-        Message.create(chat=row.id, content_parts={"attachments": file_ids} if file_ids else None,
-                       **{**fields, "created_at": fields["created_at"] or created})
-    return row.id

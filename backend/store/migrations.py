@@ -170,8 +170,16 @@ def _v8_mcp_servers(db):
             created_at REAL NOT NULL)""")
 
 
+def _v9_import_staging(db):
+    """An import writes its chats hidden, in short transactions, and shows them all at once at
+    the end: `import_id` names the import while it runs and is NULL for every visible chat, so
+    a start after a crash finds what an unfinished import left (backend/store/import_write.py)."""
+    db.execute_sql("ALTER TABLE chat ADD COLUMN import_id TEXT")
+    db.execute_sql("CREATE INDEX chat_import ON chat(import_id) WHERE import_id IS NOT NULL")
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
-              _v7_workspaces, _v8_mcp_servers]
+              _v7_workspaces, _v8_mcp_servers, _v9_import_staging]
 
 
 def schema_version(db) -> int:

@@ -52,6 +52,7 @@ class Chat(Base):
     temporary = BooleanField(default=False)
     unread = BooleanField(default=False)
     workspace = TextField(null=True)  # the folder its tools may touch (real path)
+    import_id = TextField(null=True)  # set while an import writes it, hidden (import_write.py)
     created_at = FloatField(default=now)
     updated_at = FloatField(default=now)
     deleted_at = FloatField(null=True)
