@@ -11,7 +11,7 @@ import os
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, open_chat, shot, sign_in
+from tests.e2e.ui import CHROMIUM, import_in_settings, open_chat, shot
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(CHROMIUM),
@@ -42,12 +42,7 @@ def test_import_a_numi_export_from_settings(page, setup, tmp_path):
             {"role": "assistant", "content": "Hi!", "status": "complete", "created_at": "2026-01-02T03:04:06.000Z"}]}]}
     export = tmp_path / "numi-export.json"
     export.write_text(json.dumps(doc))
-    sign_in(page, setup.server, "/settings")
-    # Settings redraws once its data (providers, models, settings) is in: wait for
-    # that, so the file input used below is the one that stays.
-    page.wait_for_load_state("networkidle")
-    expect(page.get_by_role("heading", name="Your data")).to_be_visible()
-    page.locator("#import-file").set_input_files(str(export))
+    import_in_settings(page, setup.server, export)
     expect(page.locator(".data-status")).to_have_text("Imported 1 chat from numi-export.json.")
     expect(page.locator(".chat-list .chat-item", has_text="Imported from elsewhere")).to_be_visible()
     # A file that is not an export: the sentence from the server, nothing added.

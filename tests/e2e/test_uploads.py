@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.test_attachments import chips, choose_files, dispatch_with_file, vision_chat
-from tests.e2e.ui import CHROMIUM, open_chat, sign_in
+from tests.e2e.ui import CHROMIUM, import_in_settings, open_chat
 from tests.sample_files import noise_png
 from tests.test_api_import import _zip_with_files
 
@@ -68,10 +68,7 @@ def test_an_export_zip_of_real_size_imports_from_settings(page, setup, tmp_path,
     data, blobs = _zip_with_files(sizes, seed=len(sizes))
     path = tmp_path / "numi-export.zip"
     path.write_bytes(data)
-    sign_in(page, setup.server, "/settings")
-    page.wait_for_load_state("networkidle")
-    expect(page.get_by_role("heading", name="Your data")).to_be_visible()
-    page.locator("#import-file").set_input_files(str(path))
+    import_in_settings(page, setup.server, path)
     expect(page.locator(".data-status")).to_have_text("Imported 1 chat from numi-export.zip.")
     expect(page.locator(".chat-list .chat-item", has_text="With files")).to_be_visible()
     for blob in blobs.values():

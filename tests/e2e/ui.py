@@ -66,6 +66,16 @@ def sign_in(page, server, route: str = "") -> None:
     page.wait_for_load_state("networkidle")
 
 
+def import_in_settings(page, server, path) -> None:
+    """Open Settings and choose `path` in its "Your data" import input."""
+    sign_in(page, server, "/settings")
+    # Settings redraws once its data (providers, models, settings) is in: wait for
+    # that, so the file input used below is the one that stays.
+    page.wait_for_load_state("networkidle")
+    expect(page.get_by_role("heading", name="Your data")).to_be_visible()
+    page.locator("#import-file").set_input_files(str(path))
+
+
 def send(page, text: str) -> None:
     """Type `text` into the message box and press Enter."""
     box = page.locator(".composer-input")
