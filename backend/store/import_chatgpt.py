@@ -23,7 +23,7 @@ import math
 
 from backend.store.import_read import MAX_TEXT, MAX_TIME, ImportRefused, ParsedChat, is_clean_text
 
-MAX_NODES = 100_000  # per conversation; ChatGPT's longest run to a few thousand
+MAX_NODES = 100_000  # per conversation: far above any real one, and the bound on a branch's depth
 _TEXT_TYPES = ("text", "multimodal_text")
 _NAME_CHARS = 60
 
@@ -55,7 +55,7 @@ def _name(i: int, conv) -> str:
     if not isinstance(conv, dict):
         return words
     bits = []
-    title, cid = conv.get("title"), conv.get("conversation_id", conv.get("id"))
+    title, cid = conv.get("title"), conv.get("conversation_id") or conv.get("id")
     if isinstance(title, str) and title.strip() and is_clean_text(title):
         bits.append(f'"{_short(title.strip())}"')
     if isinstance(cid, str) and cid and is_clean_text(cid):

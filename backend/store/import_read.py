@@ -1,4 +1,6 @@
-"""Reading an import safely: the file's container (JSON or zip) and its format (Numi's or ChatGPT's).
+"""Reading an import safely: the file's container (JSON or zip) and Numi's own format.
+
+ChatGPT's format is read by backend/store/import_chatgpt.py, with the types here.
 
 Nothing here writes anything. Every problem raises ImportRefused with a
 sentence for the person; the caller turns it into a 4xx and changes nothing.
