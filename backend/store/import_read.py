@@ -281,8 +281,9 @@ def parse_numi(doc: dict) -> list[ParsedChat]:
     out = [_numi_chat(c, chat, f"chats[{i}]") for i, chat in enumerate(chats)]
     if c.errors:
         where, problem = next(iter(c.errors.items()))
-        raise ImportRefused(f"The export has {len(c.errors)}{'+' if len(c.errors) >= 20 else ''} problems; "
-                            f"the first is in {_chat_name(chats, where)}, {where}: {problem} "
+        n = len(c.errors)
+        count = "1 problem" if n == 1 else f"{n}{'+' if n >= 20 else ''} problems"
+        raise ImportRefused(f"The export has {count}; the first is in {_chat_name(chats, where)}, {where}: {problem} "
                             f"Nothing was imported.", fields=c.errors)
     return out
 
