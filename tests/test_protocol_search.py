@@ -63,8 +63,11 @@ def test_a_backtracking_pattern_neither_stalls_the_server_nor_delays_stop(tooled
     assert time.monotonic() - stopped < 3.0
 
 
-def test_stop_ends_a_slow_search_between_chunks(tooled):
-    setup = tooled
+SLOW_PATTERN = r"(?:.{0,25}a){2}(?:.{0,25}b){2}Q"
+
+
+def start_slow_search(setup):
+    """A chat whose model searches 16 MB of noise with SLOW_PATTERN; returns its socket once the search runs."""
     # On random text RE2's DFA gives up on this pattern, so the search would run into its
     # 10 s budget: about a microsecond a byte over 16 MB.
     rng = random.Random(1)
@@ -72,10 +75,16 @@ def test_stop_ends_a_slow_search_between_chunks(tooled):
     for i in range(8):
         (setup.workspace / f"noise{i}.txt").write_bytes(rng.randbytes(2 * 1024 * 1024).translate(table))
     chat = setup.chat(title="t", workspace=str(setup.workspace))
-    setup.fake.enqueue(search_call(r"(?:.{0,25}a){2}(?:.{0,25}b){2}Q"), [S.text("never asked")])
+    setup.fake.enqueue(search_call(SLOW_PATTERN), [S.text("never asked")])
     sock = setup.socket(chat)
     sock.send(type="send", request_id="r1", content="search")
     sock.until("tool_start", call_id="s1")
+    return sock
+
+
+def test_stop_ends_a_slow_search_between_chunks(tooled):
+    setup = tooled
+    sock = start_slow_search(setup)
     health_answers(setup.server.port)  # RE2 lets go of the GIL while it matches
     stopped = time.monotonic()
     sock.send(type="stop")
@@ -84,3 +93,13 @@ def test_stop_ends_a_slow_search_between_chunks(tooled):
     assert sock.until("turn_end", timeout=10)["status"] == "cancelled"
     assert time.monotonic() - stopped < 5.0  # the search alone would run for its 10 s
     assert len(setup.fake.requests) == 1  # the turn ended; the model was not asked again
+
+
+def test_sigterm_during_a_slow_search_exits_before_the_search_would_end(tooled):
+    setup = tooled
+    start_slow_search(setup)
+    health_answers(setup.server.port)
+    # SIGTERM stops running turns like Stop; the search sees it between chunks, well
+    # inside the contract's 10 s and before its own 10 s budget would end it.
+    assert setup.server.terminate(timeout=10) < 6.0
+    assert setup.server.proc.returncode == 0
