@@ -21,6 +21,19 @@ script steps map:
 
 signature and redacted (Anthropic) are skipped. A request without stream=true
 gets the final response object as JSON.
+
+A script's "quirks" make the stream look like a gateway's rather than OpenAI's:
+
+    rename_ids: true       the events that end a part or an item (the `.done`
+                           events, and the final response's output) name the
+                           item by another id than its `added` and delta events
+    deltas: false          no delta events: each part's text and each call's
+                           arguments come only in the events that end them
+    done: [names]          which ending events are sent, of "text" (output_text,
+                           reasoning_*_text and function_call_arguments .done),
+                           "part" (content_part / reasoning_summary_part .done)
+                           and "item" (output_item.done); default all three
+    split_messages: true   each text step is a message item of its own
 """
 from __future__ import annotations
 
@@ -50,6 +63,11 @@ class ResponsesPlayer(Player):
         self.finish_reason: str | None = None
         self.usage_step: dict | None = None
         self.out_chars = 0
+        quirks = sc.get("quirks") or {}
+        self.rename_ids = bool(quirks.get("rename_ids"))
+        self.deltas = quirks.get("deltas", True) is not False
+        self.ending = set(quirks.get("done", ("text", "part", "item")))
+        self.split_messages = bool(quirks.get("split_messages"))
 
     # --- wire ------------------------------------------------------------------
 
@@ -74,6 +92,15 @@ class ResponsesPlayer(Player):
     def _event(self, kind: str, **fields: Any) -> None:
         if self.stream:  # the JSON answer only needs the items the events build
             self._write(self._encode(kind, fields))
+
+    def _delta(self, kind: str, **fields: Any) -> None:
+        if self.deltas:
+            self._event(kind, **fields)
+
+    def _ending(self, group: str, kind: str, **fields: Any) -> None:
+        """An event that ends a part or an item, if the quirks let its group through."""
+        if group in self.ending:
+            self._event(kind, **fields)
 
     def _response(self, status: str, output: list[dict], usage: dict | None = None,
                   error: dict | None = None, incomplete: str | None = None) -> dict:
@@ -110,38 +137,40 @@ class ResponsesPlayer(Player):
                 self._close(self.open.pop(index))
 
     def _close(self, st: dict) -> None:
-        item, index, iid = st["item"], st["index"], st["item"]["id"]
-        kind = item["type"]
+        item, index = st["item"], st["index"]
+        if self.rename_ids:
+            item["id"] = item["id"].replace("_fake", "_gw")
+        iid, kind = item["id"], item["type"]
         if kind == "message":
             text = "".join(st["parts"])
             part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
-            self._event("response.output_text.done", item_id=iid, output_index=index, content_index=0,
-                        text=text, logprobs=[])
-            self._event("response.content_part.done", item_id=iid, output_index=index, content_index=0,
-                        part=part)
+            self._ending("text", "response.output_text.done", item_id=iid, output_index=index,
+                         content_index=0, text=text, logprobs=[])
+            self._ending("part", "response.content_part.done", item_id=iid, output_index=index,
+                         content_index=0, part=part)
             item.update(status="completed", content=[part])
         elif kind == "reasoning":
             if st["summary"]:
                 text = "".join(st["summary"])
                 part = {"type": "summary_text", "text": text}
-                self._event("response.reasoning_summary_text.done", item_id=iid, output_index=index,
-                            summary_index=0, text=text)
-                self._event("response.reasoning_summary_part.done", item_id=iid, output_index=index,
-                            summary_index=0, part=part)
+                self._ending("text", "response.reasoning_summary_text.done", item_id=iid, output_index=index,
+                             summary_index=0, text=text)
+                self._ending("part", "response.reasoning_summary_part.done", item_id=iid, output_index=index,
+                             summary_index=0, part=part)
                 item["summary"] = [part]
             if st["content"]:
                 text = "".join(st["content"])
-                self._event("response.reasoning_text.done", item_id=iid, output_index=index,
-                            content_index=0, text=text)
+                self._ending("text", "response.reasoning_text.done", item_id=iid, output_index=index,
+                             content_index=0, text=text)
                 item["content"] = [{"type": "reasoning_text", "text": text}]
         elif kind == "function_call":
-            self._event("response.function_call_arguments.done", item_id=iid, output_index=index,
-                        name=item["name"], arguments=item["arguments"])
+            self._ending("text", "response.function_call_arguments.done", item_id=iid, output_index=index,
+                         name=item["name"], arguments=item["arguments"])
             item["status"] = "completed"
-        self._event("response.output_item.done", output_index=index, item=item)
+        self._ending("item", "response.output_item.done", output_index=index, item=item)
 
-    def _message(self) -> dict:
-        st = self._open_of("message")
+    def _message(self, new: bool = False) -> dict:
+        st = None if new else self._open_of("message")
         if st is None:
             self._close_all()
             st = self._open({"id": f"msg_fake{len(self.items)}", "type": "message",
@@ -163,23 +192,23 @@ class ResponsesPlayer(Player):
         """One content step: the events it takes, and the item it changes."""
         kind = step["type"]
         if kind == "text":
-            st = self._message()
+            st = self._message(new=self.split_messages)
             st["parts"].append(step["text"])
-            self._event("response.output_text.delta", item_id=st["item"]["id"], output_index=st["index"],
+            self._delta("response.output_text.delta", item_id=st["item"]["id"], output_index=st["index"],
                         content_index=0, delta=step["text"], logprobs=[])
         elif kind == "reasoning":
             st = self._reasoning()
             iid, index = st["item"]["id"], st["index"]
             if step.get("field") == "reasoning_text":
                 st["content"].append(step["text"])
-                self._event("response.reasoning_text.delta", item_id=iid, output_index=index,
+                self._delta("response.reasoning_text.delta", item_id=iid, output_index=index,
                             content_index=0, delta=step["text"])
             else:
                 if not st["summary"]:
                     self._event("response.reasoning_summary_part.added", item_id=iid, output_index=index,
                                 summary_index=0, part={"type": "summary_text", "text": ""})
                 st["summary"].append(step["text"])
-                self._event("response.reasoning_summary_text.delta", item_id=iid, output_index=index,
+                self._delta("response.reasoning_summary_text.delta", item_id=iid, output_index=index,
                             summary_index=0, delta=step["text"])
         elif kind == "encrypted":
             self._reasoning()["item"]["encrypted_content"] = step.get("data", "")
@@ -202,7 +231,7 @@ class ResponsesPlayer(Player):
             return
         item = self.items[index]
         item["arguments"] += args
-        self._event("response.function_call_arguments.delta", item_id=item["id"], output_index=index,
+        self._delta("response.function_call_arguments.delta", item_id=item["id"], output_index=index,
                     delta=args)
 
     # --- the end ----------------------------------------------------------------
