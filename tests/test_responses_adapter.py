@@ -217,6 +217,156 @@ def test_the_fake_satisfies_the_sdks_own_stream_helper(fp):
     assert final.usage.output_tokens_details.reasoning_tokens == 1
 
 
+# --- gateways: other ids in the ending events, text only in them ---------------------
+
+ENDINGS = [("text",), ("part",), ("item",), ("text", "part", "item")]
+
+
+def gateway(steps: list, **quirks) -> dict:
+    return {"steps": steps, "quirks": quirks}
+
+
+def calls_of(events) -> tuple[list, dict]:
+    """The ToolCallStarts, and each call's joined arguments."""
+    starts = [e for e in events if isinstance(e, ToolCallStart)]
+    args = {s.index: "".join(e.arguments for e in events if isinstance(e, ToolCallDelta) and e.index == s.index)
+            for s in starts}
+    return starts, args
+
+
+@pytest.mark.parametrize("rename_ids", [False, True], ids=["same-ids", "renamed-ids"])
+@pytest.mark.parametrize("deltas", [True, False], ids=["deltas", "no-deltas"])
+@pytest.mark.parametrize("done", ENDINGS, ids="+".join)
+def test_reasoning_and_answer_are_shown_once_whatever_the_ending_events(fp, rename_ids, deltas, done):
+    fp.enqueue(gateway([S.reasoning("Let me "), S.reasoning("think."), S.text("Hello "), S.text("world."),
+                        S.usage(5, 4)], rename_ids=rename_ids, deltas=deltas, done=list(done)))
+    events = run(request(fp.base_url))
+    assert texts(events) == "Hello world."
+    assert texts(events, ReasoningDelta) == "Let me think."
+    assert events[-1] == StepEnd("stop")
+
+
+@pytest.mark.parametrize("rename_ids", [False, True], ids=["same-ids", "renamed-ids"])
+@pytest.mark.parametrize("deltas", [True, False], ids=["deltas", "no-deltas"])
+@pytest.mark.parametrize("done", [("text",), ("item",), ("text", "part", "item")], ids="+".join)
+def test_function_call_arguments_arrive_once_whatever_the_ending_events(fp, rename_ids, deltas, done):
+    fp.enqueue(gateway([S.text("Checking."), S.tool_call(0, "call_a", "get_weather", '{"ci'),
+                        S.tool_args(0, 'ty": "Paris"}'), S.tool_call(1, "call_b", "get_time", '{"tz": "CET"}')],
+                       rename_ids=rename_ids, deltas=deltas, done=list(done)))
+    events = run(request(fp.base_url))
+    starts, args = calls_of(events)
+    assert starts == [ToolCallStart(0, "call_a", "get_weather"), ToolCallStart(1, "call_b", "get_time")]
+    assert args == {0: '{"city": "Paris"}', 1: '{"tz": "CET"}'}
+    assert texts(events) == "Checking."
+    assert events[-1] == StepEnd("tool_calls")
+
+
+@pytest.mark.parametrize("deltas", [True, False], ids=["deltas", "no-deltas"])
+def test_two_messages_at_two_positions_are_each_shown_once(fp, deltas):
+    fp.enqueue(gateway([S.text("First. "), S.text("Second.")], split_messages=True, rename_ids=True,
+                       deltas=deltas))
+    assert texts(run(request(fp.base_url))) == "First. Second."
+
+
+def _message_events(item_id: str, index: int, text: str) -> list:
+    """The events that end a message item, all naming it `item_id`."""
+    part = {"type": "output_text", "text": text, "annotations": []}
+    return [sse("response.output_text.done", item_id=item_id, output_index=index, content_index=0, text=text),
+            sse("response.content_part.done", item_id=item_id, output_index=index, content_index=0, part=part),
+            sse("response.output_item.done", output_index=index,
+                item={"id": item_id, "type": "message", "role": "assistant", "content": [part]})]
+
+
+def _opened(item_id: str, index: int, **where) -> list:
+    return [sse("response.output_item.added", **where, item={"id": item_id, "type": "message", "content": []}),
+            sse("response.content_part.added", item_id=item_id, **where, content_index=0,
+                part={"type": "output_text", "text": ""})]
+
+
+def test_ending_events_add_only_what_the_deltas_left_out(fp):
+    fp.enqueue([*_opened("msg_a", 0, output_index=0),
+                sse("response.output_text.delta", item_id="msg_a", output_index=0, content_index=0, delta="Hel"),
+                *_message_events("msg_b", 0, "Hello"), S.usage(1, 1)])
+    events = run(request(fp.base_url))
+    assert [e for e in events if isinstance(e, TextDelta)] == [TextDelta("Hel"), TextDelta("lo")]
+
+
+def test_ending_text_that_disagrees_with_the_deltas_adds_nothing(fp):
+    # What was shown stands; appending the other text would show both.
+    fp.enqueue([*_opened("msg_a", 0, output_index=0),
+                sse("response.output_text.delta", item_id="msg_a", output_index=0, content_index=0, delta="Hello"),
+                *_message_events("msg_b", 0, "Goodbye"), S.usage(1, 1)])
+    assert texts(run(request(fp.base_url))) == "Hello"
+
+
+def test_renamed_ids_without_output_indexes(fp):
+    def strip(step: dict) -> dict:
+        ev = json.loads(step["data"].split("data: ", 1)[1])
+        ev.pop("output_index", None)
+        return sse(ev.pop("type"), **ev)
+    fp.enqueue([*(strip(s) for s in _opened("msg_a", 0, output_index=0)),
+                sse("response.output_text.delta", item_id="msg_a", content_index=0, delta="Hi"),
+                *(strip(s) for s in _message_events("msg_b", 0, "Hi there")), S.usage(1, 1)])
+    assert texts(run(request(fp.base_url))) == "Hi there"
+
+
+def test_summary_parts_only_in_ending_events_with_renamed_ids(fp):
+    parts = [{"type": "summary_text", "text": "**Plan** a"}, {"type": "summary_text", "text": "**Check** b"}]
+    ending = [sse("response.reasoning_summary_text.done", item_id="rs_x", output_index=0, summary_index=i,
+                  text=p["text"]) for i, p in enumerate(parts)]
+    ending += [sse("response.reasoning_summary_part.done", item_id="rs_y", output_index=0, summary_index=i,
+                   part=p) for i, p in enumerate(parts)]
+    fp.enqueue([sse("response.output_item.added", output_index=0,
+                    item={"id": "rs_1", "type": "reasoning", "summary": []}),
+                sse("response.reasoning_summary_text.delta", item_id="rs_1", output_index=0, summary_index=0,
+                    delta="**Plan**"),
+                *ending,
+                sse("response.output_item.done", output_index=0,
+                    item={"id": "rs_z", "type": "reasoning", "summary": parts}),
+                *_opened("msg_1", 1, output_index=1), *_message_events("msg_2", 1, "Done."), S.usage(1, 1)])
+    events = run(request(fp.base_url))
+    assert texts(events, ReasoningDelta) == "**Plan** a\n\n**Check** b"
+    assert texts(events) == "Done."
+
+
+@pytest.mark.parametrize("ids, indexes", [(("fc_a", "fc_b"), (0, 0)), (("fc", "fc"), (0, 1))],
+                         ids=["one-index-for-all", "one-id-for-all"])
+def test_two_calls_told_apart_by_whichever_of_id_and_index_differs(fp, ids, indexes):
+    steps = []
+    for call, item_id, index, args in zip(("call_a", "call_b"), ids, indexes, ('{"n": 1}', '{"n": 2}')):
+        item = {"id": item_id, "type": "function_call", "call_id": call, "name": "f", "arguments": ""}
+        steps += [sse("response.output_item.added", output_index=index, item=item),
+                  sse("response.function_call_arguments.delta", item_id=item_id, output_index=index,
+                      delta=args),
+                  sse("response.function_call_arguments.done", item_id=item_id, output_index=index,
+                      arguments=args),
+                  sse("response.output_item.done", output_index=index, item={**item, "arguments": args})]
+    fp.enqueue(steps + [S.usage(1, 1)])
+    starts, args = calls_of(run(request(fp.base_url)))
+    assert starts == [ToolCallStart(0, "call_a", "f"), ToolCallStart(1, "call_b", "f")]
+    assert args == {0: '{"n": 1}', 1: '{"n": 2}'}
+
+
+def test_a_final_response_alone_is_read_once(fp):
+    message = {"id": "msg_1", "type": "message", "role": "assistant",
+               "content": [{"type": "output_text", "text": "whole answer", "annotations": []}]}
+    fp.enqueue([sse("response.completed", response={"id": "r", "status": "completed", "output": [message],
+                                                    "usage": None})])
+    assert texts(run(request(fp.base_url))) == "whole answer"
+
+
+@pytest.mark.parametrize("quirks", [{"deltas": False}, {"done": ["item"]}, {"split_messages": True}],
+                         ids=["no-deltas", "item-done-only", "split-messages"])
+def test_the_quirky_fake_still_satisfies_the_sdks_own_stream_helper(fp, quirks):
+    fp.enqueue(gateway([S.reasoning("r"), S.text("Hi "), S.text("there"), S.usage(3, 4)], **quirks))
+    client = openai.OpenAI(base_url=fp.base_url, api_key=KEY, max_retries=0)
+    with client.responses.stream(model="gpt-test", input="hi") as s:
+        for _ in s:
+            pass
+        final = s.get_final_response()
+    assert final.output_text == "Hi there"
+
+
 # --- what is sent ---------------------------------------------------------------------
 
 def _history(other_model: str = MODEL_ID) -> list[Message]:

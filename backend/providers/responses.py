@@ -124,6 +124,8 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
                                       + len(json.dumps(kw.get("tools", "")))))
     # As in chat_completions: the SDK builds, signs and checks the request; the
     # events are decoded here as plain JSON, far cheaper than its model objects.
+    # (Its responses.stream() helper would also refuse gateways whose ending
+    # events rename items: "Completed output item identity changed".)
     sent = as_sent(kw, ("input", "tools"))
     return relay(client, lambda: client.responses.with_streaming_response.create(**sent),
                  asm=asm, errors=errors, control=control, sse_events=_sse_chunks,
@@ -158,20 +160,57 @@ def _response_as_events(data: Any) -> Iterator[dict]:
            "response": data}
 
 
+class _Item:
+    """One output item: what was emitted of each of its parts so far."""
+
+    __slots__ = ("announced", "parts", "call", "detail")
+
+    def __init__(self) -> None:
+        self.announced = False  # its output_item.added came
+        self.parts: dict[tuple[str, int], list[str]] = {}  # (channel, part index) -> pieces emitted
+        self.call: int | None = None  # the ToolCallStart index of a function call
+        self.detail = False  # its ReasoningDetail was emitted
+
+
+# The events that carry a part's text piece by piece, and those that carry it
+# whole: (channel, the field holding the part's index, the text field).
+_DELTAS = {"response.output_text.delta": ("text", "content_index", "delta"),
+           "response.refusal.delta": ("text", "content_index", "delta"),
+           "response.reasoning_summary_text.delta": ("summary", "summary_index", "delta"),
+           "response.reasoning_text.delta": ("reasoning", "content_index", "delta"),
+           "response.function_call_arguments.delta": ("arguments", "", "delta")}
+_WHOLE = {"response.output_text.done": ("text", "content_index", "text"),
+          "response.refusal.done": ("text", "content_index", "refusal"),
+          "response.content_part.done": ("text", "content_index", "part"),
+          "response.reasoning_summary_text.done": ("summary", "summary_index", "text"),
+          "response.reasoning_summary_part.done": ("summary", "summary_index", "part"),
+          "response.reasoning_text.done": ("reasoning", "content_index", "text"),
+          "response.function_call_arguments.done": ("arguments", "", "arguments")}
+_REASONING = ("summary", "reasoning")
+_KIND = {"text": "message", "summary": "reasoning", "reasoning": "reasoning", "arguments": "function_call"}
+
+
 class _Assembler:
     """Turns decoded events into StreamEvents; keeps what the end of the step needs.
 
-    Items are tracked by id (or output index, for servers that send no ids),
-    so interleaved items work. Servers that only send the `.done` events of
-    an item (or only the final response) still yield the item's content.
+    An event finds its item by item id, else by output index (else, with
+    neither, the latest item of its kind), so interleaved items work. Ids are
+    not trusted to say what was already shown: gateways name an item by
+    other ids in its `.done` events than in its deltas. An event that carries
+    a part's whole text (`.done`, or the item in output_item.done) is
+    compared with what that part already emitted, and only the rest is
+    emitted: the missing end when the emitted text begins it, all of it when
+    nothing came, nothing when they disagree (what was shown stands).
     """
 
     def __init__(self, input_estimate: int):
         self.input_estimate = input_estimate
         self.response: dict | None = None
         self.out_chars = 0
-        self.items: dict[str, dict] = {}  # key -> state
-        self.by_index: dict[int, str] = {}  # output_index -> key
+        self.items: list[_Item] = []
+        self.by_id: dict[str, _Item] = {}
+        self.at: dict[int, _Item] = {}  # output_index -> the item there now
+        self.last: dict[str, _Item] = {}  # kind -> the latest item of that kind
         self.n_calls = 0
 
     @property
@@ -181,106 +220,127 @@ class _Assembler:
     def feed(self, ev: dict) -> list[StreamEvent]:
         kind = ev.get("type")
         out: list[StreamEvent] = []
-        if kind == "response.output_item.added":
+        if kind in _DELTAS or kind in _WHOLE:
+            channel, part_field, field = _DELTAS.get(kind) or _WHOLE[kind]
+            it = self._find(ev.get("item_id"), ev.get("output_index"), _KIND[channel])
+            part = ev.get(part_field) if part_field else 0
+            text = ev.get(field)
+            if isinstance(text, dict):  # a whole part object
+                text = text.get("text") or text.get("refusal")
+            if kind in _DELTAS:
+                self._emit(it, channel, part, text, out)
+            else:
+                self._settle(it, channel, part, text, out)
+        elif kind == "response.output_item.added":
             self._added(_dict(ev.get("item")), ev.get("output_index"), out)
         elif kind == "response.output_item.done":
             self._done(_dict(ev.get("item")), ev.get("output_index"), out)
-        elif kind in ("response.output_text.delta", "response.refusal.delta"):
-            self._text(self._state(ev), ev.get("delta"), out, TextDelta)
-        elif kind == "response.reasoning_summary_text.delta":
-            st = self._state(ev)
-            part = ev.get("summary_index")
-            # Each summary part is a paragraph of its own.
-            sep = "\n\n" if st["emitted"] and part != st.get("part") else ""
-            st["part"] = part
-            self._text(st, ev.get("delta"), out, ReasoningDelta, sep)
-        elif kind == "response.reasoning_text.delta":
-            self._text(self._state(ev), ev.get("delta"), out, ReasoningDelta)
-        elif kind == "response.function_call_arguments.delta":
-            self._arguments(self._state(ev, "function_call"), ev.get("delta"), out)
-        elif kind == "response.function_call_arguments.done":
-            st = self._state(ev, "function_call")
-            if not st["emitted"]:
-                self._arguments(st, ev.get("arguments"), out)
         elif kind in ("response.completed", "response.incomplete"):
             self.response = _dict(ev.get("response"))
-            if not self.items:  # a server that sent only the final response
+            # It repeats the items the events built; read only from a server
+            # that sent nothing else, so nothing is shown twice.
+            if not self.items:
                 for index, item in enumerate(self.response.get("output") or ()):
                     self._done(_dict(item), index, out)
         return out
 
     # --- items --------------------------------------------------------------
 
-    def _state(self, ev: dict, kind: str = "") -> dict:
-        key = ev.get("item_id")
-        if key not in self.items:
-            index = ev.get("output_index")
-            key = self.by_index.get(index) if isinstance(index, int) else None
-            if key is None:
-                return self._register({"type": kind, "id": ev.get("item_id")}, index)
-        return self.items[key]
+    def _find(self, item_id: Any, index: Any, kind: str) -> _Item:
+        it = self.by_id.get(item_id) if isinstance(item_id, str) else None
+        if it is None:
+            it = self.at.get(index) if isinstance(index, int) else self.last.get(kind)
+        if it is None:
+            it = self._new(index, kind)
+        if isinstance(item_id, str):
+            self.by_id.setdefault(item_id, it)
+        return it
 
-    def _register(self, item: dict, index: Any) -> dict:
-        key = item.get("id") or f"#{index}"
-        st = self.items.get(key)
-        if st is None:
-            st = self.items[key] = {"kind": item.get("type"), "emitted": False, "call": None}
-            if isinstance(index, int):
-                self.by_index.setdefault(index, key)
-        return st
+    def _new(self, index: Any, kind: Any) -> _Item:
+        it = _Item()
+        self.items.append(it)
+        if isinstance(index, int):
+            self.at[index] = it
+        if isinstance(kind, str):
+            self.last[kind] = it
+        return it
 
     def _added(self, item: dict, index: Any, out: list[StreamEvent]) -> None:
-        st = self._register(item, index)
-        if item.get("type") == "function_call":
-            self._start_call(st, item, out)
-            if item.get("arguments"):
-                self._arguments(st, item["arguments"], out)
+        kind, item_id = item.get("type"), item.get("id")
+        it = self.at.get(index) if isinstance(index, int) else self.by_id.get(item_id)
+        # An item is added once: an added event for another id is a new item at
+        # that position, unless deltas came first and opened it unannounced.
+        if it is None or (it.announced and self.by_id.get(item_id) is not it):
+            it = self._new(index, kind)
+        if isinstance(item_id, str):
+            self.by_id[item_id] = it  # the id names the item announced last with it
+        it.announced = True
+        if kind == "function_call":
+            self._start_call(it, item, out)
+            self._settle(it, "arguments", 0, item.get("arguments"), out)
 
     def _done(self, item: dict, index: Any, out: list[StreamEvent]) -> None:
-        st = self._register(item, index)
         kind = item.get("type")
-        if kind == "message" and not st["emitted"]:
-            text = "".join(c.get("text") or c.get("refusal") or "" for c in item.get("content") or ()
-                           if isinstance(c, dict))
-            self._text(st, text, out, TextDelta)
+        it = self._find(item.get("id"), index, kind if isinstance(kind, str) else "")
+        if kind == "message":
+            for i, c in enumerate(item.get("content") or ()):
+                if isinstance(c, dict):
+                    self._settle(it, "text", i, c.get("text") or c.get("refusal"), out)
         elif kind == "reasoning":
-            if not st["emitted"]:
-                parts = [s.get("text") for s in item.get("summary") or () if isinstance(s, dict)]
-                if not any(parts):
-                    parts = [c.get("text") for c in item.get("content") or () if isinstance(c, dict)]
-                self._text(st, "\n\n".join(t for t in parts if t), out, ReasoningDelta)
-            if item.get("encrypted_content"):
+            summary = [s.get("text") if isinstance(s, dict) else None for s in item.get("summary") or ()]
+            content = [c.get("text") if isinstance(c, dict) else None for c in item.get("content") or ()]
+            # The summary, or else the raw reasoning; whichever was streamed.
+            streamed = {channel for channel, _ in it.parts}
+            channel = "reasoning" if "reasoning" in streamed or ("summary" not in streamed
+                                                                 and not any(summary)) else "summary"
+            for i, text in enumerate(content if channel == "reasoning" else summary):
+                self._settle(it, channel, i, text, out)
+            if item.get("encrypted_content") and not it.detail:
+                it.detail = True
                 out.append(ReasoningDetail({"wire_api": WIRE_API, "type": "reasoning", "id": item.get("id"),
                                             "encrypted_content": item["encrypted_content"],
                                             "summary": [s for s in item.get("summary") or ()
                                                         if isinstance(s, dict)]}))
         elif kind == "function_call":
-            self._start_call(st, item, out)
-            if not st["emitted"]:
-                self._arguments(st, item.get("arguments"), out)
+            self._start_call(it, item, out)
+            self._settle(it, "arguments", 0, item.get("arguments"), out)
 
-    def _text(self, st: dict, text: Any, out: list[StreamEvent], event: type, sep: str = "") -> None:
-        if isinstance(text, str) and text:
-            st["emitted"] = True
-            self.out_chars += len(text)
-            out.append(event(sep + text))
-
-    def _start_call(self, st: dict, item: dict, out: list[StreamEvent]) -> None:
-        if st["call"] is not None:
+    def _settle(self, it: _Item, channel: str, part: Any, whole: Any, out: list[StreamEvent]) -> None:
+        """A part's whole text: emit what of it was not emitted yet."""
+        if not isinstance(whole, str):
             return
-        st["call"] = self.n_calls
+        sent = "".join(it.parts.get((channel, part if isinstance(part, int) else 0), ()))
+        if whole.startswith(sent):
+            self._emit(it, channel, part, whole[len(sent):], out)
+
+    def _emit(self, it: _Item, channel: str, part: Any, text: Any, out: list[StreamEvent]) -> None:
+        if not isinstance(text, str) or not text:
+            return
+        key = (channel, part if isinstance(part, int) else 0)
+        pieces, sep = it.parts.get(key), ""
+        if pieces is None:
+            # Each reasoning part is a paragraph of its own.
+            if channel in _REASONING and any(k[0] in _REASONING for k in it.parts):
+                sep = "\n\n"
+            pieces = it.parts[key] = []
+        pieces.append(text)  # joined only when a whole part comes to compare
+        self.out_chars += len(text)
+        if channel == "text":
+            out.append(TextDelta(text))
+        elif channel == "arguments":
+            if it.call is None:  # arguments for a call that was never announced
+                self._start_call(it, {}, out)
+            out.append(ToolCallDelta(it.call, text))
+        else:
+            out.append(ReasoningDelta(sep + text))
+
+    def _start_call(self, it: _Item, item: dict, out: list[StreamEvent]) -> None:
+        if it.call is not None:
+            return
+        it.call = self.n_calls
         self.n_calls += 1
         call_id = item.get("call_id") or item.get("id") or f"call_{uuid.uuid4().hex[:24]}"
-        out.append(ToolCallStart(st["call"], call_id, item.get("name") or ""))
-
-    def _arguments(self, st: dict, args: Any, out: list[StreamEvent]) -> None:
-        if not isinstance(args, str) or not args:
-            return
-        if st["call"] is None:  # arguments for a call that was never announced
-            self._start_call(st, {}, out)
-        st["emitted"] = True
-        self.out_chars += len(args)
-        out.append(ToolCallDelta(st["call"], args))
+        out.append(ToolCallStart(it.call, call_id, item.get("name") or ""))
 
     # --- the end ------------------------------------------------------------
 
