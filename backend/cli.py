@@ -119,27 +119,18 @@ def _backup(data_dir: Path, path: Path | None) -> int:
 
 
 def _backup_via_server(info: dict, path: Path | None) -> int:
-    import http.client
-    import json
+    from backend.instance import post_to_running
 
-    conn = http.client.HTTPConnection("127.0.0.1", info["port"], timeout=120)
-    body = json.dumps({"path": str(path)} if path else {})
     try:
-        conn.request("POST", "/api/backup", body=body, headers={
-            "Host": f"127.0.0.1:{info['port']}", "Authorization": f"Bearer {info['token']}",
-            "Content-Type": "application/json"})
-        resp = conn.getresponse()
-        data = json.loads(resp.read() or b"{}")
+        status, data = post_to_running(info, "/api/backup", {"path": str(path)} if path else {}, timeout=120)
     except (OSError, ValueError) as exc:
         print(f"Could not reach the running Numi at {info.get('url')} ({exc}).", file=sys.stderr)
         return 1
-    finally:
-        conn.close()
-    if resp.status != 201:
+    if status != 201:
         err = data.get("error", {})
         detail = " ".join((err.get("fields") or {}).values())
-        print(f"The backup failed: {err.get('message', resp.status)} {detail}".strip(), file=sys.stderr)
-        return 2 if resp.status == 422 else 1
+        print(f"The backup failed: {err.get('message', status)} {detail}".strip(), file=sys.stderr)
+        return 2 if status == 422 else 1
     print(f"Backed up to {data['path']} ({data['size']} bytes), by the running Numi.")
     return 0
 
@@ -182,10 +173,21 @@ def setup_logging(data_dir: Path) -> None:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
 
+def signed_in_line(url: str, link: str | None, lead: str = "Numi is running at") -> str:
+    """The line a person reads: the server's address and, when there is one, where to sign in."""
+    from backend.sign_in import PRINTED_TTL_S
+
+    if link is None:
+        return f"{lead} {url} (open Numi's window to sign in; no sign-in address could be made)"
+    minutes = int(PRINTED_TTL_S // 60)
+    return f"{lead} {url} — sign in at {link} (works once, within {minutes} minutes)"
+
+
 def run_headless(args: argparse.Namespace) -> int:
     from backend.app import Config
-    from backend.instance import InstanceLock, running_server
+    from backend.instance import InstanceLock, running_server, sign_in_link
     from backend.server import NumiServer
+    from backend.sign_in import PRINTED_TTL_S, links
 
     private_files.restrict_umask()
     lock = InstanceLock(args.data_dir)
@@ -194,7 +196,10 @@ def run_headless(args: argparse.Namespace) -> int:
         if info is None:
             print("Another Numi is starting on this data dir; try again in a moment.", file=sys.stderr)
             return 1
-        print(f"Numi is already running at {info['url']}")
+        link = sign_in_link(info)
+        print(signed_in_line(info["url"], link, "Numi is already running at"), flush=True)
+        if args.open_browser and link:
+            webbrowser.open(link)
         return 0
 
     setup_logging(args.data_dir)
@@ -204,10 +209,11 @@ def run_headless(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     server.start()
-    print(f"Numi is running at {server.url}", flush=True)
+    # The token never leaves server.json: the person gets a one-time address (printed, not logged).
+    link = server.url.rstrip("/") + links(server.app).new_path(PRINTED_TTL_S)
+    print(signed_in_line(server.url, link), flush=True)
     if args.open_browser:
-        # The token travels once in this URL; the page trades it for an HttpOnly cookie.
-        webbrowser.open(f"{server.url}?token={server.config.token}")
+        webbrowser.open(server.url.rstrip("/") + links(server.app).new_path(PRINTED_TTL_S))
     try:
         while not stop.wait(0.5):
             pass

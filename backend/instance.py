@@ -50,3 +50,34 @@ def running_server(data_dir: Path, wait_s: float = 5.0) -> dict | None:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.05)  # the other process is between bind and announce
+
+
+def post_to_running(info: dict, path: str, body: dict | None = None, timeout: float = 5.0) -> tuple[int, dict]:
+    """POST `body` to the running Numi described by `info` (its server.json), with its token.
+
+    Raises OSError or ValueError when it cannot be reached or answers no JSON.
+    """
+    import http.client
+
+    port = int(info["port"])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("POST", path, body=json.dumps(body or {}), headers={
+            "Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {info['token']}",
+            "Content-Type": "application/json"})
+        resp = conn.getresponse()
+        raw = resp.read()
+    finally:
+        conn.close()
+    data = json.loads(raw) if raw else {}
+    return resp.status, data if isinstance(data, dict) else {}
+
+
+def sign_in_link(info: dict) -> str | None:
+    """A fresh one-time sign-in address from the running Numi, or None when it gives none."""
+    try:
+        status, data = post_to_running(info, "/api/sign-in-links")
+    except (OSError, ValueError):
+        return None
+    url = data.get("url")
+    return url if status == 201 and isinstance(url, str) else None

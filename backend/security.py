@@ -9,8 +9,9 @@ from __future__ import annotations
 import hmac
 import logging
 
-from flask import current_app, jsonify, make_response, redirect, request
+from flask import current_app, jsonify, request
 
+from backend import sign_in
 from backend.errors import error_body
 
 COOKIE = "numi_session"
@@ -88,15 +89,11 @@ def check_request():
 
 
 def _sign_in(given: str):
-    token = current_app.config["TOKEN"]
-    if not hmac.compare_digest(given.encode(), token.encode()):
-        response = make_response("<!doctype html><title>Numi</title><p>This sign-in link is not valid. "
-                                 "Open Numi again to get a fresh one.</p>", 401)
-        response.mimetype = "text/html"
-        return response
-    response = redirect("/", code=303)
-    response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
-    return response
+    """`GET /?token=<token>` (CONTRACT §2): the cookie, or a 401 page that sets none."""
+    if not hmac.compare_digest(given.encode(), current_app.config["TOKEN"].encode()):
+        return sign_in.signed_out_page("This sign-in address is not valid: open Numi from its window, "
+                                       "or use the address numi --headless printed.")
+    return sign_in.session_response()
 
 
 def harden_response(response):
@@ -111,3 +108,4 @@ def harden_response(response):
 def init_app(app) -> None:
     app.before_request(check_request)
     app.after_request(harden_response)
+    sign_in.init_app(app)

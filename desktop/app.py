@@ -18,6 +18,7 @@ import webbrowser
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from backend import sign_in
 from backend.app import Config
 from backend.server import NumiServer
 from desktop import routes
@@ -35,8 +36,7 @@ class DesktopApp:
         self.state = StateFile(args.data_dir / "desktop.json")
         self.server = NumiServer(Config(data_dir=args.data_dir, port=args.port))
         self.origin = self.server.url.rstrip("/")
-        self.sign_in = routes.SignIn(self.server.config.token)
-        routes.install(self.server.app, self.sign_in, self._show_from_elsewhere, self._pick_folder)
+        routes.install(self.server.app, self._show_from_elsewhere, self._pick_folder)
         self.window = None
         self.tray = None
         self.notifier = None
@@ -60,8 +60,9 @@ class DesktopApp:
         self._backend_thread = threading.Thread(target=self._start_backend, name="backend-start", daemon=True)
         self._backend_thread.start()
         st = self.state.state
+        first_page = self.origin + sign_in.links(self.server.app).new_path(sign_in.WINDOW_TTL_S)
         self.window = webview.create_window(
-            "Numi", self.origin + self.sign_in.new_path(), width=st.width, height=st.height,
+            "Numi", first_page, width=st.width, height=st.height,
             x=st.x, y=st.y, min_size=MIN_SIZE, background_color="#ffffff", text_select=True)
         ev = self.window.events
         ev.loaded += self._on_loaded

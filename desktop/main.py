@@ -62,23 +62,18 @@ def hand_over(args, info: dict | None) -> int:
     if info is None:
         print("Another Numi is starting on this data dir; try again in a moment.", file=sys.stderr)
         return 1
-    import http.client
+    from backend.cli import signed_in_line
+    from backend.instance import post_to_running, sign_in_link
 
-    port = int(info["port"])
     try:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-        conn.request("POST", "/api/desktop/show", body=b"{}", headers={
-            "Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {info['token']}",
-            "Content-Type": "application/json"})
-        status = conn.getresponse().status
-        conn.close()
-    except OSError as exc:
+        status, _ = post_to_running(info, "/api/desktop/show")
+    except (OSError, ValueError) as exc:
         print(f"Numi is already running at {info['url']} but did not answer ({exc}).", file=sys.stderr)
         return 1
     if status == 200:
         print("Numi is already running; its window was brought to the front.")
-    else:  # a headless server has no window to show
-        print(f"Numi is already running at {info['url']}")
+    else:  # a headless server has no window to show: a fresh address that signs in
+        print(signed_in_line(info["url"], sign_in_link(info), "Numi is already running at"))
     return 0
 
 
