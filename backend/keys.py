@@ -8,11 +8,14 @@ probe degrades the same way instead of failing the request.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
 
 import keyring
+import keyring.backend
+import keyring.core
 import keyring.errors
 
 log = logging.getLogger(__name__)
@@ -52,6 +55,20 @@ def _keyring_name() -> str:
     return "Secret Service"
 
 
+def _fix(missing: bool) -> str:
+    """What a person does so keys reach the system keyring (a sentence)."""
+    if sys.platform == "darwin":
+        step = "Unlock your login keychain in Keychain Access"
+    elif sys.platform.startswith("win"):
+        step = "Make sure the Credential Manager service is running"
+    elif missing:
+        step = ("Install a Secret Service keyring (gnome-keyring, or KWallet on KDE) and log in to your "
+                "desktop session again so it runs and unlocks")
+    else:
+        step = "Unlock your keyring (log in to your desktop session again, or open Passwords and Keys)"
+    return f"{step}, then choose “Check again” in Settings."
+
+
 def _username(provider_id: str) -> str:
     return f"provider:{provider_id}"
 
@@ -73,46 +90,82 @@ class KeyStore:
     def __init__(self, backend=None):
         # `backend` lets tests hand in a keyring backend; None means keyring's own choice.
         self._backend = backend
+        self._given_backend = backend is not None
         self._lock = threading.RLock()
         self._memory: dict[str, str] = {}
-        self._status: tuple[bool, str | None] | None = None
+        self._status: tuple[str | None, str | None] | None = None  # (cause, fix); None: not probed yet
 
     # -- status ---------------------------------------------------------------
 
     def status(self) -> tuple[bool, str | None]:
-        """(available, reason): whether keys reach the OS keyring, and if not, why."""
+        """(available, reason): whether keys reach the OS keyring, and if not, why (a sentence)."""
+        info = self.status_json()
+        return info["available"], info["reason"]
+
+    def status_json(self) -> dict:
+        """`available`, `reason`, and, without a keyring, `cause` (a clause) and `fix` (a sentence)."""
         with self._lock:
             if self._status is None:
                 self._status = self._probe()
-            return self._status
+            cause, fix = self._status
+        if cause is None:
+            return {"available": True, "reason": None, "cause": None, "fix": None}
+        reason = f"{cause[0].upper()}{cause[1:]}; {_MEMORY_NOTE} {fix}"
+        return {"available": False, "reason": reason, "cause": cause, "fix": fix}
 
-    def _probe(self) -> tuple[bool, str | None]:
+    def recheck(self) -> dict:
+        """Look for the system keyring again (installed or unlocked since); keys held in memory move into it."""
+        with self._lock:
+            if not self._given_backend:
+                try:
+                    with contextlib.suppress(KeyError):  # KeyError: nothing cached yet
+                        keyring.backend.get_all_keyring.reset()  # keyring caches what it found at first
+                    keyring.core.init_backend()
+                except Exception as exc:  # detection can raise anything from a plugin
+                    log.warning("looking for the system keyring again failed (%s)", type(exc).__name__)
+                self._backend = None
+            self._status = self._probe()
+            if self._status[0] is None:
+                for provider_id, key in list(self._memory.items()):
+                    try:
+                        self._backend.set_password(SERVICE, _username(provider_id), key)
+                    except Exception as exc:
+                        self._degrade(exc)
+                        break
+                    del self._memory[provider_id]
+        return self.status_json()
+
+    def _probe(self) -> tuple[str | None, str | None]:
+        """(cause, fix): None, None when the keyring works."""
         try:
             backend = self._backend if self._backend is not None else keyring.get_keyring()
             self._backend = backend
             unusable = _is_unusable(backend)
         except Exception as exc:  # keyring's detection can raise anything from a plugin
-            return False, self._broken_reason(exc)
+            return self._broken(exc)
         if unusable:
-            return False, f"No system keyring ({_keyring_name()}) was found; {_MEMORY_NOTE}"
+            return f"no system keyring ({_keyring_name()}) was found", _fix(missing=True)
         try:
             backend.get_password(SERVICE, _PROBE_USER)
         except Exception as exc:
-            return False, self._broken_reason(exc)
-        return True, None
+            return self._broken(exc)
+        return None, None
 
     @staticmethod
-    def _broken_reason(exc: BaseException) -> str:
+    def _broken(exc: BaseException) -> tuple[str, str]:
         # Only the exception type: messages from some backends echo what they were asked.
         log.warning("system keyring unusable (%s); keeping keys in memory", type(exc).__name__)
-        return (f"The system keyring ({_keyring_name()}) could not be used ({type(exc).__name__}); "
-                f"{_MEMORY_NOTE} Unlock or start your keyring, then restart Numi.")
+        return (f"the system keyring ({_keyring_name()}) could not be used ({type(exc).__name__})",
+                _fix(missing=False))
 
     def _degrade(self, exc: BaseException) -> None:
-        self._status = (False, self._broken_reason(exc))
+        self._status = self._broken(exc)
 
     def _use_keyring(self) -> bool:
-        return self.status()[0]
+        with self._lock:
+            if self._status is None:
+                self._status = self._probe()
+            return self._status[0] is None
 
     # -- keys -----------------------------------------------------------------
 

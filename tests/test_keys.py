@@ -60,7 +60,10 @@ def test_no_usable_keyring_keeps_keys_in_memory(backend):
     keys = KeyStore(backend)
     available, reason = keys.status()
     assert available is False
-    assert reason == "No system keyring (Secret Service) was found; keys are kept in memory until Numi quits."
+    assert reason.startswith("No system keyring (Secret Service) was found; keys are kept in memory until Numi quits. ")
+    info = keys.status_json()
+    assert info["cause"] == "no system keyring (Secret Service) was found"
+    assert "gnome-keyring" in info["fix"] and "Check again" in info["fix"] and info["fix"] in reason
     assert keys.get("p1") is None and not keys.has("p1")
     keys.set("p1", SECRET)
     assert keys.get("p1") == SECRET and keys.has("p1")
@@ -100,6 +103,28 @@ def test_keyring_that_breaks_later_degrades_to_memory():
     available, reason = keys.status()
     assert available is False and "PasswordSetError" in reason
     assert SECRET not in reason
+
+
+class UnlockableKeyring(DictKeyring):
+    """Locked until `unlocked` is set, as a keyring the person unlocks while Numi runs."""
+    unlocked = False
+
+    def get_password(self, service, username):
+        if not self.unlocked:
+            raise keyring.errors.KeyringLocked("locked")
+        return super().get_password(service, username)
+
+
+def test_check_again_finds_an_unlocked_keyring_and_moves_memory_keys_into_it():
+    backend = UnlockableKeyring()
+    keys = KeyStore(backend)
+    keys.set("p1", SECRET)
+    assert keys.status()[0] is False and backend.secrets == {}
+    assert keys.recheck()["available"] is False  # still locked: nothing changes
+    backend.unlocked = True
+    assert keys.recheck() == {"available": True, "reason": None, "cause": None, "fix": None}
+    assert backend.secrets == {("numi", "provider:p1"): SECRET}  # survives a restart now
+    assert KeyStore(backend).get("p1") == SECRET
 
 
 def test_empty_key_is_refused():
@@ -167,6 +192,10 @@ def test_server_without_keyring(server, api):
     keyring_status = call("GET", "/api/settings").body["keyring"]
     assert keyring_status["available"] is False
     assert "No system keyring" in keyring_status["reason"] and keyring_status["reason"].endswith(".")
+    assert keyring_status["cause"] == "no system keyring (Secret Service) was found"
+    checked = call("POST", "/api/settings/keyring/check")
+    assert checked.status == 200 and checked.body["keyring"] == keyring_status
+    assert api.request("POST", "/api/settings/keyring/check", headers={"Authorization": ""}).status == 401
     p = call("POST", "/api/providers", {"kind": "openai", "name": "OpenAI", "api_key": SECRET}).body
     assert p["has_key"] is True
     assert call("PUT", f"/api/providers/{p['id']}/key", {"api_key": SECRET + "-2"}).status == 204
@@ -256,6 +285,6 @@ def run_in_secret_service(tmp_path, script: str, *args: str) -> dict:
 
 def test_real_secret_service(tmp_path):
     out = run_in_secret_service(tmp_path, SESSION_SCRIPT, SECRET)
-    assert out == {"keyring": {"available": True, "reason": None}, "stored": True,
+    assert out == {"keyring": {"available": True, "reason": None, "cause": None, "fix": None}, "stored": True,
                    "has_key_after_restart": True, "gone": True}
     assert _files_containing(tmp_path / "data", SECRET.encode()) == []

@@ -40,8 +40,8 @@ def settings_dict() -> dict:
     data = {key: get_setting(key) for key in DEFAULTS}
     if data["default_model_id"] and not ModelEntry.get_or_none(ModelEntry.id == data["default_model_id"]):
         data["default_model_id"] = None  # a model removed behind our back (e.g. by hand in the database)
-    available, reason = runtime().keys.status()
-    data["keyring"] = {"available": available, "reason": reason}
+    # Where keys go; without a keyring, why (`cause`, a clause) and what to do (`fix`).
+    data["keyring"] = runtime().keys.status_json()
     # Where catalog.toml is, whether its last saved edit had an error (then the last good
     # catalog stays in use), and how many saved edits were applied / skipped as already applied.
     data["catalog"] = runtime().catalog.status()
@@ -52,6 +52,13 @@ def settings_dict() -> dict:
 
 @bp.get("/api/settings")
 def get_settings():
+    return settings_dict()
+
+
+@bp.post("/api/settings/keyring/check")
+def check_keyring():
+    """Look for the system keyring again (installed or unlocked since start) → 200, the settings."""
+    runtime().keys.recheck()
     return settings_dict()
 
 

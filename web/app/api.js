@@ -12,7 +12,7 @@ export class ApiError extends Error {
 }
 
 const listeners = new Set();
-/** Called with every ApiError (main.js shows the sign-in banner on 401). */
+/** Called with every ApiError (main.js shows the signed-out screen on 401). */
 export function onApiError(fn) { listeners.add(fn); }
 
 export function api(method, path, body) {

@@ -17,6 +17,7 @@ import { mountToasts, toast } from "./views/toast.js";
 import { installShortcuts } from "./shortcuts.js";
 import { organiseActions, refreshFolders } from "./organise.js";
 import { ChatBanner } from "./views/chat-banner.js";
+import { showSignedOut } from "./views/signed-out.js";
 import { screens, warm } from "./lazy.js";
 
 const root = document.getElementById("app");
@@ -298,11 +299,8 @@ function focusComposer() {
 // -- start ----------------------------------------------------------------------
 
 const sidebar = new Sidebar(actions);
-const signedOut = h("div", { class: "notice error banner", role: "alert", hidden: true },
-  "Numi was restarted or this page lost its sign-in. Open Numi again from its window or tray (or the address it printed) to continue.");
-
 onApiError((err) => {
-  if (err.status === 401 && !app.signedOut) { app.signedOut = true; signedOut.hidden = false; }
+  if (err.status === 401 && !app.signedOut) { app.signedOut = true; showSignedOut(root); }
 });
 
 onRender(() => {
@@ -316,7 +314,7 @@ const LIST_WAIT_MS = 1500;
 
 async function start() {
   applyTheme();
-  root.replaceChildren(signedOut, h("div", { class: "shell" }, sidebar.el, h("div", { class: "scrim", onclick: closeSidebar }), mainEl));
+  root.replaceChildren(h("div", { class: "shell" }, sidebar.el, h("div", { class: "scrim", onclick: closeSidebar }), mainEl));
   mountToasts(document.body);
   installShortcuts(actions, () => app.session, () => view, sidebar);
   // Live markers for chats that are not open. The list is read once after each `ready`

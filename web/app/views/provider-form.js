@@ -2,9 +2,24 @@
 // errors from a 422 are shown next to their fields; the key goes to the OS keyring.
 import { h } from "../dom.js";
 import { post } from "../api.js";
+import { app } from "../store.js";
 import { KIND_LABEL, BASE_URL_HINT } from "../catalog.js";
 
 let uid = 0;
+
+/** Where a key typed now will be kept, as GET /api/settings `keyring` says (one sentence). */
+export function keyKeptWhere(keyring) {
+  if (keyring?.available) return "Kept in the system keyring, never in Numi's files.";
+  if (keyring?.cause) return `Kept for this run only, because ${keyring.cause}.`;
+  return "Never kept in Numi's files.";
+}
+
+const keyHint = () => `${keyKeptWhere(app.settings?.keyring)} Local servers usually need none.`;
+
+/** Say again where keys go in every open form (after Settings looked for the keyring again). */
+export function refreshKeyHints() {
+  for (const el of document.querySelectorAll(".hint[data-key-kept]")) el.textContent = keyHint();
+}
 
 export function providerForm({ onAdded, submitLabel = "Add provider", kind = "openai_compatible" }) {
   const id = (n) => `pf${uid}-${n}`;
@@ -44,8 +59,9 @@ export function providerForm({ onAdded, submitLabel = "Add provider", kind = "op
     field("kind", "Kind", kindSel),
     field("name", "Name", name),
     field("base_url", "API address", baseUrl, "For OpenAI-compatible servers: the root including /v1."),
-    field("api_key", "API key", apiKey, "Kept in your system's keyring, never in Numi's files. Local servers usually need none."),
+    field("api_key", "API key", apiKey, keyHint()),
     h("div", { class: "form-row" }, submit, status));
+  form.querySelector(`#${id("api_key")}-hint`).dataset.keyKept = "";
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     Object.keys(errors).forEach((k) => showError(k, ""));

@@ -8,7 +8,7 @@ import { h } from "../dom.js";
 import { del, patch, put, post } from "../api.js";
 import { app, schedule } from "../store.js";
 import { reloadCatalog, findModels, setDefaultModel, loadSuggestions, KIND_LABEL } from "../catalog.js";
-import { providerForm } from "./provider-form.js";
+import { providerForm, refreshKeyHints } from "./provider-form.js";
 import { toast } from "./toast.js";
 import { download } from "./dialogs.js";
 import { getTheme, setTheme } from "../theme.js";
@@ -103,9 +103,10 @@ export class SettingsView {
     const out = [];
     const kr = app.settings.keyring;
     if (kr && kr.available === false) {
-      out.push(h("div", { class: "notice warn", role: "note" },
-        h("strong", {}, "No system keyring. "),
-        kr.reason || "API keys you enter are kept in memory for this run only and must be entered again after a restart."));
+      out.push(h("div", { class: "notice warn keyring-notice", role: "note" },
+        h("strong", {}, "API keys are kept for this run only. "),
+        kr.reason || "API keys you enter are kept in memory for this run only and must be entered again after a restart.",
+        h("div", { class: "row" }, h("button", { type: "button", class: "ghost", onclick: (e) => this._checkKeyring(e.currentTarget) }, "Check again"))));
     }
     const ce = app.settings.catalog?.error;
     if (ce) {
@@ -114,6 +115,18 @@ export class SettingsView {
         h("div", { class: "hint" }, `Numi keeps using the last good catalog until the file is fixed (${app.settings.catalog.path || "catalog.toml"}).`)));
     }
     this.notices.replaceChildren(...out);
+  }
+
+  /** Look for the system keyring again (installed or unlocked since Numi started). */
+  async _checkKeyring(button) {
+    button.disabled = true;
+    try {
+      app.settings = await post("/api/settings/keyring/check");
+      const kr = app.settings.keyring;
+      toast(kr.available ? "Found the system keyring: keys are kept there now." : `Looked again: ${kr.cause}.`);
+      refreshKeyHints();
+      schedule();
+    } catch (err) { toast(err.message); } finally { button.disabled = false; }
   }
 
   _general() {
