@@ -295,6 +295,14 @@ def test_500_is_retryable(fp):
     assert err.retryable and err.status == 500 and "HTTP 500" in err.message
 
 
+@pytest.mark.parametrize("upstream, quoted", [("Server overloaded!", ": Server overloaded! Try again."),
+                                               ("upstream timed out", ": upstream timed out. Try again.")])
+def test_a_quoted_error_is_punctuated_once(fp, upstream, quoted):
+    fp.enqueue([S.error(500, {"error": {"message": upstream}})])
+    _, err = failure(request(fp.base_url), ProviderError)
+    assert err.message.endswith(quoted), err.message
+
+
 def test_404_unknown_model(fp):
     fp.enqueue([S.error(404, {"error": {"message": "model 'test-model' not found", "code": None}})])
     _, err = failure(request(fp.base_url), ProviderError)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from backend.catalog.families import family_of, label_for, skip
+from backend.core import sentences
 from backend.core.text import has_surrogate, well_formed
 from backend.catalog.toml_file import default_wire_api
 
@@ -146,7 +147,7 @@ def _status_error(source: Source, status: int, exc) -> DiscoveryError:
                               "provider's base URL (for OpenAI-compatible servers it ends in /v1).")
     detail = _scrub(_upstream_message(exc), source)
     return DiscoveryError(f"{name} answered HTTP {status} when Numi asked for its models"
-                          + (f": {detail}" if detail else ".") + " Try again, or add the model by hand.")
+                          + sentences.said(detail) + " Try again, or add the model by hand.")
 
 
 def _timeout_error(source: Source) -> DiscoveryError:

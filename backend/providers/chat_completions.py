@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 import openai
 
+from backend.core import sentences
 from backend.core.errors import (AuthError, BadResponse, ConnectionFailed, ContextTooLong,
                                  ProviderError, ProviderTimeout, RateLimited)
 from backend.core.types import (Message, ModelRequest, ProviderConfig, ReasoningDelta,
@@ -379,7 +380,7 @@ class _ErrorMapper:
         name, detail = self.name, self.scrub(self.detail(body))
         low = detail.lower()
         code = str(body.get("code") or "") if isinstance(body, dict) else ""
-        said = f": {detail.rstrip('.')}." if detail else "."
+        said = sentences.said(detail)
         where = " mid-reply" if mid_stream else ""
         if status == 401:
             if not self.p.api_key:

@@ -21,6 +21,7 @@ from typing import Any, Iterator
 
 import openai
 
+from backend.core import sentences
 from backend.core.errors import BadResponse, ContextTooLong, ProviderError, RateLimited
 from backend.core.types import (Message, ModelRequest, ReasoningDelta, ReasoningDetail, StepEnd,
                                 StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage)
@@ -394,7 +395,7 @@ class _ResponsesErrors(_ErrorMapper):
         code = str(code or "")
         detail = self.scrub(self.detail(body))
         low = detail.lower()
-        said = f": {detail.rstrip('.')}." if detail else "."
+        said = sentences.said(detail)
         name = self.name
         if code == "insufficient_quota" or "quota" in low:
             return RateLimited(f"{name} says the account is out of quota{said} "

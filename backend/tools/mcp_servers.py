@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, Implementation
 
 from backend import __version__
+from backend.core import sentences
 from backend.tools.mcp_config import McpError, McpServerConfig  # noqa: F401 (re-exported)
 
 log = logging.getLogger("numi.mcp")
@@ -246,15 +247,14 @@ class McpConnection:
     async def _explain(self, started: bool, error: BaseException | None, timed_out: bool,
                        tail: _StderrTail | None) -> str:
         last = await tail.last_line() if tail is not None else ""
-        said = f" Its last output: {last}" if last else ""
-        said = said if not said or said.endswith((".", "!", "?")) else said + "."
+        said = f" Its last output: {sentences.ended(last)}" if last else ""
         if not started:
             if timed_out:
                 why = f"it did not answer within {START_TIMEOUT:g} s."
             elif isinstance(_leaf(error), FileNotFoundError):
                 why = f"the command '{self.config.command}' was not found."
             elif error is not None and not _is_closed(error):
-                why = f"{_words(error)}."
+                why = sentences.ended(_words(error))
             else:
                 why = "it exited during start-up."
             return f"The MCP server '{self.name}' could not start: {why}{said} Check it in Settings → MCP servers."
