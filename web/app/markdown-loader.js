@@ -41,11 +41,13 @@ export function markdownNodes(text) {
   if (!md) return document.createTextNode(text);
   // renderFragment sanitizes with DOMPurify and hands back nodes: the page never
   // parses model output as HTML itself. Decorated before it goes in: no layout yet.
-  return decorated(md.renderFragment(text));
+  return decorated(md.renderFragment(text), text);
 }
 
-function decorated(fragment) {
+/** `fragment`, rendered from `text`, finished: code bars, links, math, diagrams. */
+function decorated(fragment, text) {
   decorate(fragment);
+  md.finishExtras(fragment, text);
   return fragment;
 }
 
@@ -80,7 +82,7 @@ function startWorker() {
     waiting.delete(data.id);
     clearTimeout(job.timer);
     const html = Array.isArray(data.html) && data.html.length === job.texts.length ? data.html : null;
-    job.done(html ? html.map((h) => decorated(md.htmlFragment(h))) : job.texts.map(markdownNodes));
+    job.done(html ? html.map((h, i) => decorated(md.htmlFragment(h), job.texts[i])) : job.texts.map(markdownNodes));
   };
   worker.onerror = worker.onmessageerror = (e) => {
     e?.preventDefault?.();

@@ -29,8 +29,8 @@ const TAIL_MS = 100;
 const TAIL_FAST_MS = 200;
 const FAST_CHARS_PER_S = 2500;
 // Text that can only extend the words before it: no line break and nothing Markdown
-// gives a meaning to (emphasis, code, links, HTML, entities, tables, autolinks).
-const PLAIN = /^[^\n\r`*_~\[\]<>&\\!|:@#]*$/;
+// gives a meaning to (emphasis, code, links, HTML, entities, tables, autolinks, math).
+const PLAIN = /^[^\n\r`*_~\[\]<>&\\!|:@#$]*$/;
 const PLAIN_PARENTS = new Set(["P", "LI", "H1", "H2", "H3", "H4", "H5", "H6", "TD", "TH"]);
 const OPEN_FENCE = /^ {0,3}(`{3,}|~{3,})([^\n]*)/;
 function closesFence(text, marker) {

@@ -4,6 +4,7 @@
 // reply's live renders). Its HTML is never trusted as it stands.
 import { Marked } from "../vendor/marked/marked.esm.js";
 import hljs from "../vendor/highlight/highlight.min.js";
+import { mathExtension, MAY_HAVE_MATH } from "./markdown-math.js";
 
 export const INLINE_IMAGE = /^data:image\/(?:png|gif|jpe?g|webp);/i;
 // http(s), mail and in-page anchors; everything else (javascript:, vbscript:,
@@ -18,7 +19,11 @@ function hostOf(href) {
   try { return new URL(href).host || "link"; } catch { return "link"; }
 }
 
-const md = new Marked({
+// A closed ```mermaid fence: its code gets the class "mermaid" too, and the page draws
+// it (markdown-mermaid.js). One still being written stays code.
+const CLOSED_FENCE = /\n {0,3}(`{3,}|~{3,})[ \t]*\n*$/;
+
+const OPTIONS = {
   gfm: true,
   renderer: {
     image({ href, text }) {
@@ -32,19 +37,27 @@ const md = new Marked({
       const level = Math.min(6, depth + 2);
       return `<h${level}>${this.parser.parseInline(tokens)}</h${level}>\n`;
     },
-    code({ text, lang }) {
+    code({ text, lang, raw }) {
       const language = (lang || "").trim().split(/\s+/)[0].toLowerCase();
+      if (language === "mermaid") {
+        const drawn = CLOSED_FENCE.test(raw || "") ? " mermaid" : "";
+        return `<pre><code class="language-mermaid${drawn}">${escapeHtml(text)}\n</code></pre>\n`;
+      }
       if (!language || !hljs.getLanguage(language)) return false;
       // Only named languages: auto-detection on every streamed token costs too much.
       const html = hljs.highlight(text, { language, ignoreIllegals: true }).value;
       return `<pre><code class="hljs language-${escapeHtml(language)}">${html}\n</code></pre>\n`;
     },
   },
-});
+};
+const md = new Marked(OPTIONS);
+// Math costs a look at every "$" and "\\": only text that has one is parsed with it.
+const mathMd = new Marked(OPTIONS).use(mathExtension);
 
 /** Markdown → HTML, unchecked (markdown.js makes it safe). */
 export function toHtml(text) {
-  return md.parse(String(text ?? ""), { async: false });
+  const source = String(text ?? "");
+  return (MAY_HAVE_MATH.test(source) ? mathMd : md).parse(source, { async: false });
 }
 
 // highlight.js compiles a language's grammar the first time it is used: 10-100 ms in

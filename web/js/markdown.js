@@ -8,6 +8,9 @@
 // which keeps only plain HTML. All three libraries are vendored (web/vendor): no CDN.
 import DOMPurify from "../vendor/dompurify/purify.es.js";
 import { toHtml, escapeHtml, INLINE_IMAGE, SAFE_URL } from "./markdown-html.js";
+import { MAY_HAVE_MATH } from "./markdown-math.js";
+import { setMath } from "./markdown-katex.js";
+import { setDiagrams } from "./markdown-mermaid.js";
 
 export { toHtml, warmUp } from "./markdown-html.js";
 
@@ -19,7 +22,9 @@ const PURIFY = {
   // global (window.x) or shadow a document property (DOM clobbering). SANITIZE_DOM only
   // stops the names the document already has; the app makes no ids in a reply itself.
   FORBID_ATTR: ["style", "srcset", "id", "name"],
-  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "video", "audio", "source",
+  // <input> stays for a task list's checkbox; htmlFragment then keeps nothing of any
+  // input but a disabled checkbox and whether it is checked.
+  FORBID_TAGS: ["style", "form", "button", "textarea", "select", "video", "audio", "source",
                 "picture", "track"],
   ADD_ATTR: ["target"],
   // Attributes that are no address: without this DOMPurify holds their values to
@@ -37,7 +42,7 @@ const PURIFY = {
 // Never id or name (see PURIFY): marked writes neither, so one is always the model's.
 const PLAIN_MARKUP = new Map(Object.entries({
   A: ["href", "title", "class"], IMG: ["src", "alt", "title"], CODE: ["class"], SPAN: ["class"],
-  OL: ["start"], TH: ["align"], TD: ["align"],
+  OL: ["start"], TH: ["align"], TD: ["align"], DIV: ["class"], INPUT: ["type", "checked", "disabled"],
 }).concat(["P", "BR", "HR", "H3", "H4", "H5", "H6", "STRONG", "EM", "DEL", "PRE", "BLOCKQUOTE", "UL", "LI",
   "TABLE", "THEAD", "TBODY", "TR"].map((tag) => [tag, []])));
 
@@ -56,7 +61,7 @@ function plainHtml(text) {
 
 /**
  * `html` as nodes, when it holds only what marked writes for plain Markdown (no raw
- * HTML, no javascript: link, no task-list checkbox); else null. A <template> parses it
+ * HTML, no javascript: link; a task list's disabled checkbox, math placeholders); else null. A <template> parses it
  * where nothing runs or loads, and the check is a lookup per element and attribute:
  * DOMPurify's checks of every node cost two to four times as much, and a streaming reply
  * renders its open part ten times a second. Exported for tests.
@@ -77,8 +82,23 @@ export function plainFragment(html) {
       if (name === "href" && !SAFE_URL.test(el.getAttribute(name))) return null;
       if (name === "src" && !INLINE_IMAGE.test(el.getAttribute(name))) return null;
     }
+    if (el.tagName === "INPUT" && !isTaskBox(el)) return null;
   }
   return template.content;
+}
+
+/** A task list's checkbox as marked writes it: a disabled checkbox, nothing more. */
+function isTaskBox(el) {
+  return el.getAttribute("type") === "checkbox" && el.hasAttribute("disabled");
+}
+
+/** A fresh task-list checkbox: of any input in a reply only this, and its checked state, is kept. */
+function taskBox(checked) {
+  const box = document.createElement("input");
+  box.type = "checkbox";
+  box.disabled = true;
+  if (checked) box.setAttribute("checked", "");
+  return box;
 }
 
 /** `html` through DOMPurify (exported for tests). */
@@ -105,6 +125,10 @@ export function htmlFragment(html) {
     for (const img of fragment.querySelectorAll("img[src]")) {
       if (!INLINE_IMAGE.test(img.getAttribute("src"))) img.removeAttribute("src");
     }
+    for (const input of fragment.querySelectorAll("input")) {
+      if (isTaskBox(input)) input.replaceWith(taskBox(input.hasAttribute("checked")));
+      else input.remove();
+    }
   }
   for (const a of fragment.querySelectorAll("a[href]")) {
     a.setAttribute("target", "_blank");
@@ -122,4 +146,14 @@ export function renderMarkdown(text) {
   const box = document.createElement("div");
   box.append(renderFragment(text));
   return box.innerHTML;
+}
+
+/**
+ * Math and diagrams in `root`, nodes rendered (and sanitized) from `text`: KaTeX and
+ * Mermaid, each loaded the first time it is needed. A cheap look at the text first, so
+ * a reply with neither costs no more than it did.
+ */
+export function finishExtras(root, text) {
+  if (MAY_HAVE_MATH.test(text)) setMath(root);
+  if (text.includes("mermaid")) setDiagrams(root);
 }

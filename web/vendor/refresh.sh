@@ -11,6 +11,8 @@ set -euo pipefail
 MARKED=18.2.1
 DOMPURIFY=3.5.0
 HIGHLIGHT=11.12.0   # @highlightjs/cdn-assets: prebuilt ES bundle with the common language set
+KATEX=0.19.1
+MERMAID=12.3.0
 
 here="$(cd "$(dirname "$0")" && pwd)"
 tmp="$(mktemp -d)"
@@ -47,8 +49,25 @@ copy "$tmp/highlight/styles/github.min.css" "$here/highlight/github.min.css"
 copy "$tmp/highlight/styles/github-dark.min.css" "$here/highlight/github-dark.min.css"
 cp "$tmp/highlight/LICENSE" "$here/highlight/LICENSE"
 
-echo "vendored: marked $MARKED, dompurify $DOMPURIFY, @highlightjs/cdn-assets $HIGHLIGHT"
+fetch "katex@$KATEX" katex
+# The ES module (renamed .js, as DOMPurify), its stylesheet and the woff2 fonts only:
+# every engine the app runs in reads woff2, so the CSS is cut to name just those
+# (otherwise a missing .woff/.ttf is a request that 404s).
+copy "$tmp/katex/dist/katex.mjs" "$here/katex/katex.js"
+sed -E 's/,url\(fonts\/[^)]+\.(woff|ttf)\) format\("(woff|truetype)"\)//g' "$tmp/katex/dist/katex.min.css" >"$here/katex/katex.min.css"
+rm -rf "$here/katex/fonts" && mkdir -p "$here/katex/fonts"
+cp "$tmp/katex/dist/fonts/"*.woff2 "$here/katex/fonts/"
+cp "$tmp/katex/LICENSE" "$here/katex/LICENSE"
+
+fetch "mermaid@$MERMAID" mermaid
+# The one-file build (a classic script that sets globalThis.mermaid): the ES build is a
+# hundred chunk files.
+copy "$tmp/mermaid/dist/mermaid.min.js" "$here/mermaid/mermaid.min.js"
+cp "$tmp/mermaid/LICENSE" "$here/mermaid/LICENSE"
+
+echo "vendored: marked $MARKED, dompurify $DOMPURIFY, @highlightjs/cdn-assets $HIGHLIGHT, katex $KATEX, mermaid $MERMAID"
 # For the hash table in VERSIONS.md.
 (cd "$here" && for f in marked/marked.esm.js dompurify/purify.es.js highlight/highlight.min.js \
-    highlight/github.min.css highlight/github-dark.min.css; do
+    highlight/github.min.css highlight/github-dark.min.css katex/katex.js katex/katex.min.css \
+    mermaid/mermaid.min.js; do
     echo "| $f | $(sha256sum "$f" | cut -c1-16) |"; done)
