@@ -21,15 +21,17 @@ PLAIN = [
     "Before\n\n---\n\nafter \\*not emphasis\\* and \\<not a tag\\>",
     "![a dot](data:image/png;base64,iVBORw0KGgo=) and ![remote](https://tracker.example/p.png \"t\")",
     "Text with a footnote-like [^1] and trailing spaces   ",
+    "- [ ] a task\n- [x] done",
+    "Math $x^2$ and \\(y\\)\n\n$$\n\\frac{a}{b}\n$$",
 ]
 
-# Each needs DOMPurify: raw HTML, an unsafe link or image, an element marked writes only
-# for task lists.
+# Each needs DOMPurify: raw HTML, an unsafe link or image, an input that is no task box.
 RAW = [
     "<b>raw</b> tag",
     "<img src=x onerror=\"window.__xss=1\">",
     "[click](javascript:window.__xss=2)",
-    "- [ ] a task\n- [x] done",
+    "<input type=\"checkbox\" checked>",
+    "<input type=\"text\" disabled>",
     "<div id=\"app\">clobber</div>",
     "![svg](data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=)",
     "text <span style=\"color:red\">inline html</span>",

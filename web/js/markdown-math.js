@@ -93,7 +93,12 @@ export const mathExtension = {
     {
       name: "mathBlock",
       level: "block",
-      start: (src) => src.match(/^ {0,3}(?:\$\$|\\\[)/m)?.index,
+      // Where a paragraph must stop to let a block begin: at a line start only (marked
+      // passes the text after the paragraph's first character, which is mid-line).
+      start(src) {
+        const m = src.match(/\n {0,3}(?:\$\$|\\\[)/);
+        return m ? m.index + 1 : undefined;
+      },
       tokenizer(src) {
         const m = blockMath(src);
         return m ? { type: "mathBlock", raw: m.raw, tex: m.tex } : undefined;

@@ -5,7 +5,7 @@
 // tracking URL. So remote images become a link the person may open (nothing is
 // fetched), links open outside the app, and what marked wrote is either only the
 // plain markup of Markdown (checked element by element) or goes through DOMPurify,
-// which keeps only plain HTML. All three libraries are vendored (web/vendor): no CDN.
+// which keeps only plain HTML. All the libraries are vendored (web/vendor): no CDN.
 import DOMPurify from "../vendor/dompurify/purify.es.js";
 import { toHtml, escapeHtml, INLINE_IMAGE, SAFE_URL } from "./markdown-html.js";
 import { MAY_HAVE_MATH } from "./markdown-math.js";
@@ -28,8 +28,9 @@ const PURIFY = {
                 "picture", "track"],
   ADD_ATTR: ["target"],
   // Attributes that are no address: without this DOMPurify holds their values to
-  // ALLOWED_URI_REGEXP too, and a list that begins at 3 or a right-aligned column lost it.
-  ADD_URI_SAFE_ATTR: ["start", "align"],
+  // ALLOWED_URI_REGEXP too, and a list that begins at 3, a right-aligned column or a task
+  // list's checkbox (type="checkbox") lost it.
+  ADD_URI_SAFE_ATTR: ["start", "align", "type"],
   // Nodes, not a string: DOMPurify parses the HTML into a document of its own (inert:
   // nothing runs or loads there) and hands its sanitized nodes over. Serializing them
   // and parsing that string again would cost a second parse on every call.
