@@ -222,7 +222,8 @@ def test_model_patch_fallbacks_and_delete(api):
 def test_settings(api):
     s = api.get("/api/settings").body
     assert s["default_model_id"] is None
-    assert set(s["keyring"]) == {"available", "reason"}
+    # The contract's two fields, and what the settings screen shows as the cause and the fix.
+    assert set(s["keyring"]) == {"available", "reason", "cause", "fix"}
     m = make_model(api, make_provider(api)["id"])
     r = api.patch("/api/settings", {"default_model_id": m["id"]})
     assert r.status == 200 and r.body["default_model_id"] == m["id"] and "keyring" in r.body
