@@ -43,8 +43,9 @@ def test_discover_openai_compatible(server, api, fake):
     assert added["qwen3:8b"]["supports"]["reasoning"] is True
     mystery = added["mystery-model"]
     assert mystery["label"] == "Mystery Model" and mystery["context_window"] is None
-    assert mystery["supports"] == {"tools": False, "vision": False, "reasoning": False}
-    assert fake.requests[-1].path == "/v1/models"
+    # A chat model nothing describes is assumed to take tools until a call is refused.
+    assert mystery["supports"] == {"tools": True, "vision": False, "reasoning": False}
+    assert fake.requests[0].path == "/v1/models"
     # Listed, and written to the file.
     assert sorted(m["api_model"] for m in api.get("/api/models").body) == sorted(added)
     doc = tomllib.loads(catalog_path(server).read_text())

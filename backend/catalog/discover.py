@@ -2,8 +2,9 @@
 
 OpenAI and every OpenAI-compatible server (Ollama, LM Studio, llama.cpp, vLLM,
 OpenRouter …) answer GET {base_url}/models; Anthropic answers GET /v1/models
-in its own shape. What comes back is turned into catalog entries with the
-family table's guesses. Failures become DiscoveryError with a message that
+in its own shape. What comes back is turned into catalog entries: what the
+server states about each model (capabilities.py) first, then the family
+table, then defaults. Failures become DiscoveryError with a message that
 names the provider and never carries the key.
 """
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from backend.catalog.families import family_of, label_for, skip
+from backend.catalog.capabilities import Facts, from_listing, from_native_api
+from backend.catalog.families import UNKNOWN, family_of, label_for, skip
 from backend.core import sentences
 from backend.core.text import has_surrogate, well_formed
 from backend.catalog.toml_file import default_wire_api
@@ -40,25 +42,38 @@ class Source:
 def discover(source: Source) -> list[dict]:
     """The provider's chat models as model-column dicts (no id): api_model, label, wire_api, …"""
     found = _list_anthropic(source) if source.kind == "anthropic" else _list_openai(source)
+    listed = {api_model: facts for api_model, _, _, facts in found}
+    native: dict[str, Facts] = {}
+    if source.kind == "openai_compatible" and source.base_url and not any(f.stated() for f in listed.values()):
+        native = from_native_api(source.base_url, source.api_key, list(listed), _timeout(source))
     seen, entries = set(), []
-    for api_model, display_name, limits in found:
+    for api_model, display_name, limits, listing in found:
         # An id that is not valid Unicode (a lone surrogate) could be neither stored nor named.
         if api_model in seen or skip(source.kind, api_model) or has_surrogate(api_model):
             continue
         seen.add(api_model)
+        facts = native.get(api_model, Facts()).over(listing)
+        if not facts.chat:
+            continue  # embeddings and the like: nothing to chat with
         family = family_of(api_model)
         entries.append({
             "api_model": api_model,
             "label": well_formed(display_name or label_for(api_model))[:200],
             "wire_api": default_wire_api(source.kind),
             # What the provider says about its limits beats the family table's guess.
-            "context_window": limits.get("max_input_tokens") or family.context_window,
-            "max_output_tokens": limits.get("max_tokens") or family.max_output_tokens,
-            "supports_tools": family.tools,
-            "supports_vision": family.vision,
-            "supports_reasoning": family.reasoning,
+            "context_window": facts.context_window or limits.get("max_input_tokens") or family.context_window,
+            "max_output_tokens": (limits.get("max_tokens") or facts.max_output_tokens
+                                  or family.max_output_tokens),
+            "supports_tools": _first(facts.tools, family.tools, family is UNKNOWN),
+            "supports_vision": _first(facts.vision, family.vision),
+            "supports_reasoning": _first(facts.reasoning, family.reasoning),
         })
     return entries
+
+
+def _first(stated: bool | None, *fallbacks: bool) -> bool:
+    """What the server stated, else the family table's value or the default."""
+    return stated if stated is not None else any(fallbacks)
 
 
 def _timeout(source: Source) -> float:
@@ -75,13 +90,17 @@ def _limits(model) -> dict:
     return out
 
 
-def _list_openai(source: Source) -> list[tuple[str, str | None, dict]]:
+Listed = tuple[str, "str | None", dict, Facts]  # id, display name, token limits, stated facts
+
+
+def _list_openai(source: Source) -> list[Listed]:
     import openai
 
     client = openai.OpenAI(api_key=source.api_key or PLACEHOLDER_KEY, base_url=source.base_url or None,
                            timeout=_timeout(source), max_retries=0)
     try:
-        return [(m.id, None, _limits(m)) for m in client.models.list() if getattr(m, "id", None)]
+        return [(m.id, None, _limits(m), from_listing(m.to_dict())) for m in client.models.list()
+                if getattr(m, "id", None)]
     except openai.APIStatusError as exc:
         raise _status_error(source, exc.status_code, exc) from None
     except openai.APITimeoutError:
@@ -94,13 +113,13 @@ def _list_openai(source: Source) -> list[tuple[str, str | None, dict]]:
         client.close()
 
 
-def _list_anthropic(source: Source) -> list[tuple[str, str | None, dict]]:
+def _list_anthropic(source: Source) -> list[Listed]:
     import anthropic
 
     client = anthropic.Anthropic(api_key=source.api_key or PLACEHOLDER_KEY, base_url=source.base_url or None,
                                  timeout=_timeout(source), max_retries=0)
     try:
-        return [(m.id, getattr(m, "display_name", None), _limits(m)) for m in client.models.list(limit=1000)
+        return [(m.id, getattr(m, "display_name", None), _limits(m), Facts()) for m in client.models.list(limit=1000)
                 if getattr(m, "id", None)]
     except anthropic.APIStatusError as exc:
         raise _status_error(source, exc.status_code, exc) from None

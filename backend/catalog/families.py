@@ -1,9 +1,10 @@
 """What Numi assumes about a model it has only the name of: a small table of known families.
 
-Providers' model lists say little more than the id, so a discovered model gets
-its context window and capabilities from the first pattern here that matches
-its name. Unknown names get nothing claimed (no tools, no vision, no
-reasoning, window unknown): the person can switch things on in the catalog.
+Where a server does not state a model's capabilities (capabilities.py), a
+discovered model gets its context window and capabilities from the first
+pattern here that matches its name. An unknown name is assumed to take tools
+(a chat model that does not is found out by its first refused call, which
+turns them off: backend/catalog/tools_refused.py) and nothing else.
 """
 from __future__ import annotations
 

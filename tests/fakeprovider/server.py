@@ -42,6 +42,10 @@ class FakeProvider:
         self.control = control
         self.record_times = record_times
         self.models = list(models)
+        # (method, path) → a JSON body (answered 200) or a callable(body) → (status, JSON body):
+        # a server's own API beside the OpenAI one (Ollama's /api/show, llama.cpp's /props …).
+        # It answers before the built-in routes, so it can replace the /v1/models list too.
+        self.routes: dict[tuple[str, str], Any] = {}
         self.default_script = S.normalize(default_script if default_script is not None else S.reply())
         self._cond = threading.Condition()
         self._scripts: list[dict] = []
@@ -216,7 +220,11 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             rec = RecordedRequest(self.command, path, {k.lower(): v for k, v in self.headers.items()}, body)
             self.fake._record(rec)
-            if path in S.MODEL_CALL_PATHS and self.command == "POST":
+            route = self.fake.routes.get((self.command, path))
+            if route is not None:
+                status, answer = route(body) if callable(route) else (200, route)
+                self.send_json(status, answer)
+            elif path in S.MODEL_CALL_PATHS and self.command == "POST":
                 sc = self.fake._next_script(path) or self.fake.default_script
                 _player_for(path)(self, rec, sc, body if isinstance(body, dict) else {}).play()
             elif path == S.MODELS_PATH and self.command == "GET":
