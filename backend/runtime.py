@@ -22,6 +22,7 @@ class Runtime:
         self.catalog = CatalogService(config.data_dir)
         self.files = FileStore.for_data_dir(config.data_dir)  # attachments, content-addressed
         self.registry = TurnRegistry(config, self.keys)
+        self.registry.catalog = self.catalog  # a turn whose tools were refused turns them off there
         self.auto_backup = None  # started with the rest, in start()
 
     def start(self) -> None:

@@ -10,7 +10,8 @@ from backend.api.validate import MISSING, Fields, json_body
 from backend.app import runtime
 from backend.catalog import KINDS, WIRE_APIS, default_wire_api
 from backend.catalog.service import CatalogInvalid
-from backend.catalog.toml_file import SECRET_VALUE
+from backend.catalog.toml_file import MAX_NOTE, SECRET_VALUE
+from backend.catalog.tools_refused import is_tools_off_note
 from backend.errors import ApiError, not_found
 from backend.keys import key_problem
 from backend.store.models import ModelEntry, Provider, new_id
@@ -20,7 +21,7 @@ bp = Blueprint("catalog", __name__)
 
 PROVIDER_FIELDS = ("kind", "name", "base_url", "api_key", "enabled", "timeout")
 MODEL_FIELDS = ("provider_id", "wire_api", "api_model", "label", "context_window",
-                "max_output_tokens", "supports", "fallbacks", "price")
+                "max_output_tokens", "supports", "fallbacks", "price", "note")
 READ_ONLY = ("id", "has_key", "created_at")
 MAX_FALLBACKS = 10
 MAX_PRICE = 1_000_000  # USD per million tokens
@@ -252,6 +253,7 @@ def _model_changes(body: dict, current: ModelEntry | None) -> dict:
         "context_window": f.number("context_window", 1, 100_000_000, integer=True, nullable=True),
         "max_output_tokens": f.number("max_output_tokens", 1, 10_000_000, integer=True, nullable=True),
         "fallbacks": _fallbacks(f, getattr(current, "id", None)),
+        "note": f.text("note", max_len=MAX_NOTE, nullable=True, strip=True),
     }
     supports = _supports(f)
     price = _price(f)
@@ -260,6 +262,10 @@ def _model_changes(body: dict, current: ModelEntry | None) -> dict:
     changes = {k: v for k, v in changes.items() if v is not MISSING}
     changes.update(supports if supports is not MISSING else {})
     changes.update(price if price is not MISSING else {})
+    if changes.get("note") == "":
+        changes["note"] = None
+    if changes.get("supports_tools") is True and "note" not in changes and is_tools_off_note(current):
+        changes["note"] = None  # tools turned back on: the note saying why they were off is done
     if changes.get("label") in ("", None) and ("label" in changes or creating):
         # No label means "show the upstream name", so the list never has a blank entry.
         changes["label"] = changes.get("api_model") or getattr(current, "api_model", "")

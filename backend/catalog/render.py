@@ -50,6 +50,7 @@ HEADER = '''\
 # fallbacks = []                         # model ids tried in order when this one fails
 # price_input = 0.0                      # USD per million input tokens (optional)
 # price_output = 0.0                     # USD per million output tokens (optional)
+# note = "…"                             # shown with the model (Numi writes one when it turns tools off)
 #
 # [[mcp_servers]]                        # an MCP server: its tools become tools the model may call
 # id = "files"                           # your name for it (tools are named mcp__<id>__<tool>)
@@ -83,7 +84,8 @@ def _model_fields(m: dict, kinds: dict) -> list[tuple[str, object, object]]:
             ("context_window", m["context_window"], None), ("max_output_tokens", m["max_output_tokens"], None),
             ("supports", dict(m["supports"]), {c: False for c in CAPABILITIES}),
             ("fallbacks", list(m["fallbacks"]), []),
-            ("price_input", _num(m["price_input"]), None), ("price_output", _num(m["price_output"]), None)]
+            ("price_input", _num(m["price_input"]), None), ("price_output", _num(m["price_output"]), None),
+            ("note", m["note"], None)]
 
 
 def _num(value):

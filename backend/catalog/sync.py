@@ -21,6 +21,7 @@ def read_db() -> CatalogData:
         "supports": {"tools": bool(m.supports_tools), "vision": bool(m.supports_vision),
                      "reasoning": bool(m.supports_reasoning)},
         "fallbacks": list(m.fallbacks or []), "price_input": m.price_input, "price_output": m.price_output,
+        "note": m.note,
     } for m in ModelEntry.select().order_by(ModelEntry.created_at, ModelEntry.id)]
     return CatalogData(providers, models, read_mcp_servers())
 
@@ -47,7 +48,8 @@ def _model_columns(m: dict) -> dict:
             "label": m["label"], "context_window": m["context_window"],
             "max_output_tokens": m["max_output_tokens"], "supports_tools": m["supports"]["tools"],
             "supports_vision": m["supports"]["vision"], "supports_reasoning": m["supports"]["reasoning"],
-            "fallbacks": m["fallbacks"], "price_input": m["price_input"], "price_output": m["price_output"]}
+            "fallbacks": m["fallbacks"], "price_input": m["price_input"], "price_output": m["price_output"],
+            "note": m["note"]}
 
 
 def _upsert(model_class, rows: dict, item_id: str, columns: dict, created_at: float) -> bool:

@@ -18,12 +18,13 @@ DEFAULT_WIRE_API = {"openai": "responses", "anthropic": "anthropic_messages"}
 FORMAT_VERSION = 1
 DEFAULT_TIMEOUT = 60.0
 MAX_FALLBACKS = 10
+MAX_NOTE = 500
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 CAPABILITIES = ("tools", "vision", "reasoning")
 
 PROVIDER_KEYS = ("id", "kind", "name", "base_url", "enabled", "timeout")
 MODEL_KEYS = ("id", "provider", "wire_api", "api_model", "label", "context_window", "max_output_tokens",
-              "supports", "fallbacks", "price_input", "price_output")
+              "supports", "fallbacks", "price_input", "price_output", "note")
 # A key name that means a secret: refused wherever it appears, before anything else is checked.
 SECRET_NAME = re.compile(r"(?i)^(.*[_-])?(api[_-]?key|apikey|key|secret|token|passw(or)?d|authorization|bearer"
                          r"|credentials?)$")
@@ -329,6 +330,7 @@ def _model(table: dict, index: int, lines: _Lines, kinds: dict) -> dict:
         "fallbacks": list(fallbacks),
         "price_input": t.number("price_input", 0, 1_000_000),
         "price_output": t.number("price_output", 0, 1_000_000),
+        "note": t.text("note", max_len=MAX_NOTE),
         "_index": index,
     }
 

@@ -37,6 +37,19 @@ PLACEHOLDER_KEY = "not-needed"
 _CONTEXT_PATTERNS = ("context_length_exceeded", "context length", "context window", "maximum context",
                      "too many tokens", "prompt is too long", "reduce the length", "n_ctx",
                      "exceeds the available context", "input is too long")
+# How servers refuse a request because it carries tools: Ollama ("… does not support tools"),
+# OpenRouter ("No endpoints found that support tool use"), llama.cpp without --jinja, vLLM
+# without --enable-auto-tool-choice, and the usual wordings of the rest.
+_NO_TOOLS_PATTERNS = ("does not support tools", "doesn't support tools", "does not support tool",
+                      "not support function calling", "support tool use", "tool use is not supported",
+                      "tools are not supported", "tool calling is not supported", "tools param requires",
+                      "tool choice requires", "tool_choice requires", "function calling is not enabled",
+                      "does not support function")
+
+
+class ToolsUnsupported(ProviderError):
+    """The provider refused the request because of its tool definitions."""
+    code = "tools_unsupported"
 
 
 # --- request ----------------------------------------------------------------
@@ -300,6 +313,7 @@ class _ErrorMapper:
         self.p = request.provider
         self.name = request.provider.name
         self.model = request.model
+        self.sent_tools = bool(request.tools)
         self.base_url = base_url
         self.started = False  # an event was already yielded
 
@@ -399,6 +413,9 @@ class _ErrorMapper:
             when = f"Wait {_seconds(wait)} and try again." if wait else "Wait a moment and try again."
             return RateLimited(f"{name} is rate-limiting requests (HTTP 429). {when}",
                                status=status, retryable=True, retry_after=wait)
+        if self.sent_tools and 400 <= status < 600 and any(k in low for k in _NO_TOOLS_PATTERNS):
+            return ToolsUnsupported(f"{name} says {self.model} does not take tools (HTTP {status}){said}",
+                                    status=status)
         if status == 413 or (status in (400, 422) and any(k in low or k in code for k in _CONTEXT_PATTERNS)):
             return ContextTooLong(f"The conversation is too long for {self.model} on {name} (HTTP {status}). "
                                   f"Start a new chat or shorten the conversation.", status=status)

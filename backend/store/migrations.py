@@ -178,8 +178,13 @@ def _v9_import_staging(db):
     db.execute_sql("CREATE INDEX chat_import ON chat(import_id) WHERE import_id IS NOT NULL")
 
 
+def _v10_model_note(db):
+    """A model may carry a note for the person, e.g. why Numi turned its tools off."""
+    db.execute_sql("ALTER TABLE model ADD COLUMN note TEXT")
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
-              _v7_workspaces, _v8_mcp_servers, _v9_import_staging]
+              _v7_workspaces, _v8_mcp_servers, _v9_import_staging, _v10_model_note]
 
 
 def schema_version(db) -> int:

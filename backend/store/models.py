@@ -113,6 +113,7 @@ class ModelEntry(Base):
     fallbacks = JsonText(column_name="fallbacks_json", default=list)
     price_input = FloatField(null=True)  # USD per million input tokens
     price_output = FloatField(null=True)  # USD per million output tokens
+    note = TextField(null=True)  # shown with the model, e.g. why its tools were turned off
     created_at = FloatField(default=now)
 
     class Meta:

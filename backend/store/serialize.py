@@ -120,5 +120,6 @@ def model_to_dict(model) -> dict:
         },
         "fallbacks": list(model.fallbacks or []),
         "price": {"input": model.price_input, "output": model.price_output},
+        "note": model.note,
         "created_at": iso(model.created_at),
     }

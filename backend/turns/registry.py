@@ -79,6 +79,7 @@ class TurnRegistry:
         self.toolsets = Toolsets(self.tools, config.data_dir, self.mcp)
         self.files = FileStore.for_data_dir(config.data_dir)  # attachments, read into model requests
         self.limits = limits_from_env()
+        self.catalog = None  # the CatalogService, set by the runtime (tests may run without one)
         self.tool_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
         self._lock = threading.RLock()
         self._chats: dict[str, _ChatState] = {}

@@ -167,6 +167,11 @@ class Turn:
         return out
 
     def _finish(self, outcome: agent.Outcome) -> None:
+        if outcome.error_code == "tools_unsupported":
+            from backend.catalog.tools_refused import turn_tools_off
+            message = turn_tools_off(self.registry.catalog, self.model_id, outcome.error_message)
+            if message:
+                outcome = replace(outcome, error_message=message)
         if outcome.error_code:
             try:
                 self._save_error(outcome)
