@@ -382,10 +382,22 @@ export class ChatView {
     else this.session.continueReply();
   }
 
+  /** True when the newest reply shows this error itself (with Retry/Continue). */
+  _replyShows(state, n) {
+    const last = [...state.messages].reverse().find((m) => m.role === "assistant");
+    const lastUser = [...state.messages].reverse().find((m) => m.role === "user");
+    return !!last && (!lastUser || Number(last.id) > Number(lastUser.id)) && errorText(last.error) === n.message;
+  }
+
   _renderNotice(state, running) {
     const n = state.notice;
-    if (n === this.noticeShown) return;
+    // A failed turn's reply can arrive after its `error` (a turn that failed before the
+    // model wrote anything gets its reply row at the end): whether the reply shows the
+    // error is part of what was drawn, or the notice would stay as a second copy.
+    const inReply = !!n && n.kind === "error" && this._replyShows(state, n);
+    if (n === this.noticeShown && inReply === this.noticeInReply) return;
     this.noticeShown = n;
+    this.noticeInReply = inReply;
     if (!n || n === this.dismissedNotice) { this.notice.replaceChildren(); return; }
     const dismiss = h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Dismiss", onclick: () => { this.dismissedNotice = n; this.noticeShown = null; this.render(); } }, "✕");
     if (n.kind === "fallback") {
@@ -395,9 +407,7 @@ export class ChatView {
       return;
     }
     // The failed reply shows this error itself (with Retry/Continue): no second copy below it.
-    const last = [...state.messages].reverse().find((m) => m.role === "assistant");
-    const lastUser = [...state.messages].reverse().find((m) => m.role === "user");
-    if (last && (!lastUser || Number(last.id) > Number(lastUser.id)) && errorText(last.error) === n.message) {
+    if (inReply) {
       // Still said aloud once: the reply's own error line is not a live region.
       this.notice.replaceChildren(h("div", { class: "sr-only", role: "alert" }, errorText(n)));
       return;
