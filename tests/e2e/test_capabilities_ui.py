@@ -31,3 +31,62 @@ def test_vision_failure_shows_once(page, setup):
     expect(reply_error).to_contain_text("Fake cannot see images")
     expect(page.locator(".notice-slot .notice")).to_have_count(0)
     expect(page.locator(".notice-slot [role=alert]")).to_contain_text("cannot see images")
+
+
+def test_an_image_for_a_model_without_vision_warns_at_once_with_switch_model(page, setup):
+    chat = setup.chat(title="E2E warn vision")
+    open_chat(page, setup.server, chat, "E2E warn vision")
+    warning = page.locator(".composer .caps-warning")
+    expect(warning).to_be_hidden()
+    choose_files(page, {"name": "blue.png", "mimeType": "image/png", "buffer": png()})
+    # Said as soon as the image is attached, before anything is sent.
+    expect(warning).to_contain_text("Fake cannot see images, so blue.png would not reach it")
+    assert not [r for r in setup.fake.requests if r.path.endswith("/chat/completions")]
+    page.get_by_role("button", name="Switch model").click()
+    expect(page.locator(".model-select")).to_be_focused()
+    # A model that sees images: the warning goes.
+    r = setup.api.post("/api/models", {"provider_id": setup.provider["id"], "api_model": "fake-vision",
+                                       "label": "Fake Vision", "supports": {"vision": True}})
+    page.reload()
+    expect(page.locator(".model-select")).to_contain_text("Fake Vision")
+    page.locator(".model-select").select_option(r.body["id"])
+    choose_files(page, {"name": "blue.png", "mimeType": "image/png", "buffer": png()})
+    expect(chips(page).first).to_have_attribute("data-state", "ready")
+    expect(warning).to_be_hidden()
+
+
+def test_a_workspace_chat_on_a_model_with_tools_off_says_so_with_the_setting(page, setup, tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    chat = setup.chat(title="E2E tools off")
+    assert setup.api.patch(f"/api/chats/{chat}", {"workspace": str(folder)}).status == 200
+    open_chat(page, setup.server, chat, "E2E tools off")
+    warning = page.locator(".composer .caps-warning")
+    expect(warning).to_contain_text("Fake has tools off, so it cannot use this chat's workspace")
+    link = warning.get_by_role("link", name="turn them on")
+    expect(link).to_have_attribute("href", "#/settings/models")
+    # Tools on: the sentence goes (the catalog change reaches the open page).
+    setup.api.patch(f"/api/models/{setup.model['id']}", {"supports": {"tools": True}})
+    page.reload()
+    expect(page.locator(".chat-header .conn")).to_have_text("")
+    expect(warning).to_be_hidden()
+
+
+def test_a_refused_tool_call_names_the_setting_and_the_model_shows_tools_off(page, setup, tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    setup.api.patch(f"/api/models/{setup.model['id']}", {"supports": {"tools": True}})
+    chat = setup.chat(title="E2E tools refused")
+    assert setup.api.patch(f"/api/chats/{chat}", {"workspace": str(folder)}).status == 200
+    open_chat(page, setup.server, chat, "E2E tools refused")
+    warning = page.locator(".composer .caps-warning")
+    expect(warning).to_be_hidden()
+    setup.fake.enqueue([S.error(400, {"error": {"message": "registry.ollama.ai/library/fake does not support tools"}})])
+    send(page, "List the files")
+    reply_error = page.locator("article.msg.assistant .msg-error")
+    expect(reply_error).to_contain_text("Settings → Models → Fake → Tools")
+    expect(page.locator(".notice-slot .notice")).to_have_count(0)
+    # The catalog now says tools are off, and the composer says so before the next send.
+    page.reload()
+    expect(warning).to_contain_text("Fake has tools off")
+    expect(warning).to_contain_text("Tools off: Fake Local refused tool definitions")

@@ -61,6 +61,10 @@ export class ChatView {
       send: (text, opts) => this._send(text, opts),
       stop: () => session?.stop(),
       discard: (id) => session?.discardQueued(id),
+      switchModel: () => {
+        this.modelSelect.focus();
+        try { this.modelSelect.showPicker?.(); } catch { /* not every browser opens a select this way */ }
+      },
     });
     this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header, this.scroller, this.composer.el);
     // Following the newest text: the view stays at the bottom while the person has
@@ -111,6 +115,13 @@ export class ChatView {
   }
 
   focus() { this.composer.focus(); }
+
+  /** The catalog entry of the model the next message goes to (the chat's, else the default). */
+  _model() {
+    const id = this.session ? this.session.chat?.model_id || app.settings?.default_model_id
+      : this.draftModel ?? app.settings?.default_model_id;
+    return app.models.find((m) => m.id === id) || null;
+  }
 
   /** Show a message a search found: page back to it, scroll to it, mark it for a moment. */
   async reveal(messageId) {
@@ -171,7 +182,7 @@ export class ChatView {
     if (!s) {
       this.empty.hidden = false;
       this._updateComposer({ running: false, queue: [], disabled: !app.models.length,
-        note: app.models.length ? "" : "Add a model in Settings to start." });
+        note: app.models.length ? "" : "Add a model in Settings to start.", model: this._model() });
       return;
     }
     if (s.loadError) {
@@ -215,6 +226,7 @@ export class ChatView {
     this._updateComposer({
       running: s.running, queue: state.queue, disabled: false,
       note: !model && app.settings && !app.settings.default_model_id ? "This chat has no model: pick one above." : "",
+      model: this._model(), workspace: s.chat?.workspace || "",
     });
     runFor(FIRST_PAINT_BUDGET_MS);
     if (this.target != null) this._showTarget();
@@ -252,7 +264,8 @@ export class ChatView {
 
   /** The composer is told only when its inputs change (each write costs a style pass). */
   _updateComposer(opts) {
-    if (this.composerIn && ["running", "queue", "disabled", "note"].every((k) => opts[k] === this.composerIn[k])) return;
+    const keys = ["running", "queue", "disabled", "note", "model", "workspace"];
+    if (this.composerIn && keys.every((k) => opts[k] === this.composerIn[k])) return;
     this.composerIn = opts;
     this.composer.update(opts);
   }

@@ -5,6 +5,8 @@
 // Files attach by the paperclip button, by dropping them on the chat or by pasting
 // (images from the clipboard): each uploads at once and shows as a chip (a thumbnail
 // for images, name and size otherwise) with its progress and ✕ to remove it.
+// What the chat's model cannot do is said before sending: an image for a model without
+// vision (with "Switch model"), a workspace for a model with tools off (with the setting).
 import { h } from "../dom.js";
 import { formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
 
@@ -16,7 +18,7 @@ const STEER_HINT = `Enter: queue for after this reply · ${MOD}+Enter: send now,
 const READABLE = "images, text files (code, Markdown, CSV, JSON) and PDFs";
 
 export class Composer {
-  /** @param hooks {{send(text): boolean, stop(), discard(messageId)}} */
+  /** @param hooks {{send(text): boolean, stop(), discard(messageId), switchModel()}} */
   constructor(hooks) {
     this.hooks = hooks;
     this.input = h("textarea", {
@@ -36,9 +38,10 @@ export class Composer {
       title: "Attach files (or drop them here, or paste an image)", onclick: () => this.fileInput.click() }, icon("clip"));
     this.attachList = h("div", { class: "attach-list", role: "list", "aria-label": "Attached files", hidden: true });
     this.attachError = h("div", { class: "attach-error", role: "alert" });
+    this.capsWarning = h("div", { class: "caps-warning", role: "alert", hidden: true });
     this.box = h("div", { class: "composer-box" }, this.attachBtn, this.input,
       h("div", { class: "composer-buttons" }, this.stopBtn, this.sendBtn));
-    this.el = h("div", { class: "composer" }, this.queue, this.attachList, this.attachError, this.box,
+    this.el = h("div", { class: "composer" }, this.queue, this.attachList, this.attachError, this.capsWarning, this.box,
       this.fileInput, this.note);
     this.queueKey = "";
     this.attachments = []; // {key, file, name, size, state: uploading|ready|error, progress, stored, error, url, el}
@@ -179,6 +182,7 @@ export class Composer {
     if (a.url) URL.revokeObjectURL(a.url);
     this.attachments = this.attachments.filter((x) => x !== a);
     this._drawAttachments();
+    this._drawCaps();
     this.input.focus();
   }
 
@@ -187,6 +191,7 @@ export class Composer {
     this.attachments = [];
     this._say("");
     this._drawAttachments();
+    this._drawCaps();
   }
 
   _say(text) {
@@ -216,13 +221,41 @@ export class Composer {
     a.el = el;
     if (hadFocus) el.querySelector("button").focus();
     if (a.state === "error") this._say(a.error);
+    this._drawCaps();
+  }
+
+  /** The chat's model's missing capabilities that matter for what is about to be sent. */
+  _drawCaps() {
+    const m = this.model;
+    const label = m?.label || m?.api_model || "This model";
+    const lines = [];
+    const image = this.attachments.find((a) => a.state === "ready" && isImage(a.stored?.mime));
+    if (m && !m.supports?.vision && image) {
+      lines.push(h("p", { class: "caps-line caps-vision" },
+        `${label} cannot see images, so ${image.name} would not reach it. `,
+        h("button", { type: "button", class: "ghost accent", onclick: () => this.hooks.switchModel?.() }, "Switch model")));
+    }
+    if (m && !m.supports?.tools && this.workspace) {
+      lines.push(h("p", { class: "caps-line caps-tools" },
+        `${label} has tools off, so it cannot use this chat's workspace — `,
+        h("a", { href: "#/settings/models", title: `Settings → Models → ${label} → Tools` }, "turn them on"), ".",
+        m.note ? h("span", { class: "hint" }, ` ${m.note}`) : null));
+    }
+    const key = `${m?.id}|${m?.supports?.vision}|${m?.supports?.tools}|${m?.note}|${image?.key}|${!!this.workspace}`;
+    if (key === this.capsKey) return;
+    this.capsKey = key;
+    this.capsWarning.hidden = !lines.length;
+    this.capsWarning.replaceChildren(...lines);
   }
 
   // The box is always on screen: nothing to scroll into view (that would need a layout).
   focus() { this.input.focus({ preventScroll: true }); }
 
-  /** opts: {running, queue: [{message_id, preview, steer}], disabled, note} */
-  update({ running, queue, disabled, note }) {
+  /** opts: {running, queue: [{message_id, preview, steer}], disabled, note, model, workspace} */
+  update({ running, queue, disabled, note, model, workspace }) {
+    this.model = model || null;
+    this.workspace = workspace || "";
+    this._drawCaps();
     this.running = running;
     this.disabled = !!disabled;
     this.stopBtn.hidden = !running;
