@@ -45,6 +45,16 @@ function listChanged(chat) {
   applyChatFrame({ type: "chat_changed", chat: row }, app.route.name === "chat" ? app.route.chatId : null);
 }
 
+/** File a chat in a folder (null: out of any), from the Move sheet or a drop; the toast says where. */
+async function fileIn(id, folderId, newName) {
+  const updated = await patch(`/api/chats/${enc(id)}`, { folder_id: folderId });
+  listChanged(updated);
+  updateOpen(updated);
+  const where = app.folders.find((f) => f.id === folderId)?.name || newName;
+  toast(folderId ? `Moved to “${where}”.` : "Moved out of its folder.");
+  refreshFolders(); // the counts
+}
+
 /**
  * @param hooks {{showNewChat(): void, refreshChats(): Promise}}
  *   showNewChat: draw the new-chat view again (the draft's folder decides its model)
@@ -108,13 +118,14 @@ export function organiseActions(hooks) {
           folderId = (await post("/api/folders", { name: newName })).id;
           refreshFolders();
         }
-        const updated = await patch(`/api/chats/${enc(id)}`, { folder_id: folderId });
-        listChanged(updated);
-        updateOpen(updated);
-        const where = app.folders.find((f) => f.id === folderId)?.name || newName;
-        toast(folderId ? `Moved to “${where}”.` : "Moved out of its folder.");
-        refreshFolders(); // the counts
+        await fileIn(id, folderId, newName);
       });
+    },
+
+    /** A chat dropped on a folder (null: on the chats outside any folder) is filed there. */
+    async fileChat(id, folderId) {
+      if ((chatOf(id).folder_id || null) === folderId) return;
+      try { await fileIn(id, folderId); } catch (err) { toast(err.message); }
     },
 
     // -- archive --------------------------------------------------------------------

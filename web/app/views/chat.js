@@ -8,6 +8,8 @@ import { Composer } from "./composer.js";
 import { approvalCard } from "./approval.js";
 import { runFor } from "../render-queue.js";
 import { toast } from "./toast.js";
+import { get } from "../api.js";
+import { activeSettings, usageSummary } from "../../js/chat-marks.js";
 
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
 // for what is on screen; the rest follows in later tasks.
@@ -40,9 +42,12 @@ export class ChatView {
     // The chat's workspace folder (file tools and the shell reach only it): its name, the
     // whole path in the title; a click opens the chat settings where it is chosen.
     this.workspace = h("button", { type: "button", class: "ghost workspace-chip", hidden: true, onclick: () => actions.openChatSettings() });
+    // Settings that change this chat's replies (named in its label), and what it has used.
+    this.settingsMark = h("button", { type: "button", class: "ghost settings-mark", hidden: true, onclick: () => actions.openChatSettings() }, "Custom");
+    this.usage = h("span", { class: "chat-usage", hidden: true });
     this.header = h("header", { class: "chat-header" },
       h("button", { type: "button", class: "ghost icon-btn only-narrow drawer-toggle", "aria-label": "Show chats", "aria-controls": "sidebar", "aria-expanded": "false", onclick: () => actions.openSidebar() }, "☰"),
-      this.title, this.status, h("span", { class: "spacer" }), this.workspace, this.modelSelect,
+      this.title, this.status, h("span", { class: "spacer" }), this.usage, this.settingsMark, this.workspace, this.modelSelect,
       h("button", { type: "button", class: "ghost", "aria-label": "Chat settings: system prompt, temperature, reasoning, workspace, tool approvals", onclick: () => actions.openChatSettings(), hidden: !session }, "Chat settings"));
 
     this.older = h("button", { type: "button", class: "ghost older", hidden: true, onclick: () => session?.loadOlder() }, "Show earlier messages");
@@ -277,6 +282,7 @@ export class ChatView {
     const docTitle = s?.title ? `${s.title} — Numi` : "Numi";
     if (document.title !== docTitle) document.title = docTitle;
     this._renderWorkspace(s?.chat?.workspace || "");
+    this._renderMarks(s);
     const conn = s?.connection;
     const status = !s || conn === "open" || !s.loaded ? "" : conn === "reconnecting" ? "Reconnecting…" : conn === "gone" ? "This chat was deleted" : "Connecting…";
     if (this.status.textContent !== status) this.status.textContent = status;
@@ -290,6 +296,28 @@ export class ChatView {
       }
       this.modelSelect.replaceChildren(...opts);
     }
+  }
+
+  /** The settings mark, and the usage total read again whenever a turn has ended (or the history changed). */
+  _renderMarks(s) {
+    const active = activeSettings(s?.chat).join(" · ");
+    if (active !== (this.settingsMark.title || "")) {
+      this.settingsMark.hidden = !active;
+      this.settingsMark.title = active;
+      this.settingsMark.setAttribute("aria-label", `Chat settings in effect: ${active}. Change them in the chat settings`);
+    }
+    const st = s?.loaded && !s.running ? s.state : null;
+    const last = st?.messages[st.messages.length - 1];
+    const sig = st ? `${s.chatId}|${st.messages.length}|${last?.id}|${last?.status}|${st.turn?.status}` : null;
+    if (!sig || sig === this.usageSig) return;
+    this.usageSig = sig;
+    get(`/api/chats/${encodeURIComponent(s.chatId)}/usage`).then((usage) => {
+      if (this.usageSig !== sig) return; // a newer read is on its way
+      const { text, title } = usageSummary(usage);
+      this.usage.hidden = !text;
+      this.usage.textContent = text;
+      this.usage.title = title;
+    }, () => { /* the total waits for the next turn; the chat itself is unaffected */ });
   }
 
   _renderWorkspace(path) {

@@ -1,11 +1,14 @@
 // The chat list: pinned first, then each folder as a group that folds away, then the
-// chats in no folder — each group newest activity first (the server's order).
+// chats in no folder under date headings (Today, Yesterday, … by month) — each group
+// newest activity first (the server's order). A chat dragged onto a folder is filed
+// there, onto the chats outside folders taken out (the ⋯ menu's Move does the same).
 // Markers: a pulsing dot while a reply runs, a "!" badge while a tool waits for the
 // person's approval (`awaiting_approval`), a bold title and dot when unread.
 // Rename by double-click or the ⋯ menu; pin, move to a folder, archive, delete (with
 // Undo in a toast). Below the list: the Archived and Trash views.
 import { h } from "../dom.js";
 import { app } from "../store.js";
+import { dayStamp, groupByDate } from "../../js/date-groups.js";
 
 const COLLAPSED_KEY = "numi.folders.collapsed";
 
@@ -26,7 +29,7 @@ function menuKeys(menu, close) {
 
 export class Sidebar {
   /** @param actions {{newChat(), open(id), rename(id, title), pin(id, pinned), remove(id), more(), settings(), toggleTheme(), help(),
-   *    newFolder(), editFolder(id), deleteFolder(id), newChatInFolder(id), moveChat(id), archive(id, archived)}} */
+   *    newFolder(), editFolder(id), deleteFolder(id), newChatInFolder(id), moveChat(id), fileChat(id, folderId), archive(id, archived)}} */
   constructor(actions) {
     this.actions = actions;
     this.list = h("nav", { class: "chat-list", "aria-label": "Chats", "aria-describedby": "chat-list-keys" });
@@ -64,12 +67,14 @@ export class Sidebar {
       this.renaming = row.dataset.id;
       this.render();
     });
+    this._dragAndDrop();
   }
 
   render() {
     const current = app.route.name === "chat" ? app.route.chatId : null;
     this._places();
-    const key = `${app.chatsVersion}|${app.foldersVersion}|${this.renaming}|${this.menuFor}|${app.chatsCursor}|${[...this.collapsed]}`;
+    // The day is part of the key: a list drawn before midnight is regrouped after it.
+    const key = `${app.chatsVersion}|${app.foldersVersion}|${this.renaming}|${this.menuFor}|${app.chatsCursor}|${[...this.collapsed]}|${dayStamp()}`;
     if (key === this.key) {
       // Only the open chat changed: move the highlight, keep the rows (and a double-click in progress).
       if (current !== this.current) {
@@ -99,9 +104,15 @@ export class Sidebar {
     groups.push(h("div", { class: "group-label folders-label" }, h("span", {}, "Folders"),
       h("button", { type: "button", class: "ghost icon-btn new-folder", "aria-label": "New folder", title: "New folder", dataset: { focusKey: "new-folder" }, onclick: () => this.actions.newFolder() }, "+")));
     for (const folder of app.folders) groups.push(this._folder(folder, filed.get(folder.id), current));
-    // Always named: the Folders heading above would otherwise seem to hold these.
-    if (loose.length) groups.push(h("div", { class: "group-label" }, "Chats"));
-    groups.push(...loose.map((c) => this._item(c, current)));
+    // Always named: the Folders heading above would otherwise seem to hold these. Shown
+    // while any chat is filed too, as the place a chat is dropped to take it out.
+    if (loose.length || app.chats.some((c) => c.folder_id && folderIds.has(c.folder_id))) {
+      groups.push(h("div", { class: "loose-chats", dataset: { dropFolder: "" } },
+        h("div", { class: "group-label" }, "Chats"),
+        ...groupByDate(loose).flatMap((g) => [
+          h("div", { class: "date-label", dataset: { group: g.key } }, g.label),
+          ...g.chats.map((c) => this._item(c, current))])));
+    }
     if (!app.chats.length) groups.push(h("p", { class: "hint list-empty" }, "No chats yet."));
     // Keep focus on the same row (or folder control) across a redraw (e.g. after a rename).
     const active = document.activeElement;
@@ -168,7 +179,49 @@ export class Sidebar {
     }
     const body = h("div", { class: "folder-body", id: bodyId, role: "group", "aria-label": folder.name, hidden: !open },
       open ? (chats.length ? chats.map((c) => this._item(c, current)) : h("p", { class: "hint folder-empty" }, "No chats here yet.")) : null);
-    return h("div", { class: "folder", dataset: { folderId: folder.id } }, head, body);
+    return h("div", { class: "folder", dataset: { folderId: folder.id, dropFolder: folder.id } }, head, body);
+  }
+
+  /** Chats drag onto a folder ([data-drop-folder] = its id) or onto the loose chats ("" = no folder). */
+  _dragAndDrop() {
+    const zoneOf = (e) => (this.dragging ? e.target.closest?.("[data-drop-folder]") : null);
+    const mark = (zone) => {
+      for (const el of this.list.querySelectorAll(".drop-over")) if (el !== zone) el.classList.remove("drop-over");
+      zone?.classList.add("drop-over");
+    };
+    this.list.addEventListener("dragstart", (e) => {
+      const row = e.target.closest?.(".chat-item");
+      if (!row || row.classList.contains("renaming")) return;
+      this.dragging = row.dataset.id;
+      e.dataTransfer.effectAllowed = "move";
+      // The link's address too, so a drop outside the list behaves like dragging the link.
+      e.dataTransfer.setData("text/uri-list", row.querySelector(".chat-link")?.href || "");
+      row.classList.add("dragging");
+    });
+    this.list.addEventListener("dragover", (e) => {
+      const zone = zoneOf(e);
+      if (!zone) return mark(null);
+      e.preventDefault(); // this is a drop target
+      e.dataTransfer.dropEffect = "move";
+      mark(zone);
+    });
+    this.list.addEventListener("dragleave", (e) => {
+      if (!this.list.contains(e.relatedTarget)) mark(null);
+    });
+    this.list.addEventListener("drop", (e) => {
+      const zone = zoneOf(e);
+      const id = this.dragging;
+      mark(null);
+      if (!zone) return;
+      e.preventDefault();
+      this.dragging = null;
+      this.actions.fileChat(id, zone.dataset.dropFolder || null);
+    });
+    this.list.addEventListener("dragend", () => {
+      this.dragging = null;
+      mark(null);
+      for (const el of this.list.querySelectorAll(".chat-item.dragging")) el.classList.remove("dragging");
+    });
   }
 
   _focusKey(key) {
@@ -247,7 +300,7 @@ export class Sidebar {
       "aria-expanded": this.menuFor === chat.id ? "true" : "false",
       onclick: (e) => { e.stopPropagation(); this.menuFor = this.menuFor === chat.id ? null : chat.id; this.render(); },
     }, "⋯");
-    const item = h("div", { class: `chat-item${chat.unread ? " is-unread" : ""}${chat.id === current ? " current" : ""}`, dataset: { id: chat.id } }, link, menuBtn);
+    const item = h("div", { class: `chat-item${chat.unread ? " is-unread" : ""}${chat.id === current ? " current" : ""}`, dataset: { id: chat.id }, draggable: "true" }, link, menuBtn);
     if (this.menuFor === chat.id) {
       const close = () => { this.menuFor = null; this.render(); };
       // Menu items that open a sheet close the menu first, with focus back on the row,
