@@ -111,6 +111,7 @@ def test_a_chat_dragged_onto_a_folder_is_filed_and_dragged_back_is_unfiled(page,
     wait_until(lambda: api.get(f"/api/chats/{chat_id}").body["folder_id"] == folder["id"], "the chat filed")
 
     # Back onto the chats outside folders ("Chats" stays shown as the place to drop).
+    expect(page.locator(".chat-list .loose-chats")).to_contain_text("Drop a chat here to take it out of its folder.")
     in_folder.drag_to(page.locator(".chat-list .loose-chats > .group-label"))
     expect(loose).to_have_count(1)
     expect(in_folder).to_have_count(0)

@@ -109,6 +109,7 @@ export class Sidebar {
     if (loose.length || app.chats.some((c) => c.folder_id && folderIds.has(c.folder_id))) {
       groups.push(h("div", { class: "loose-chats", dataset: { dropFolder: "" } },
         h("div", { class: "group-label" }, "Chats"),
+        loose.length ? null : h("p", { class: "hint folder-empty" }, "Drop a chat here to take it out of its folder."),
         ...groupByDate(loose).flatMap((g) => [
           h("div", { class: "date-label", dataset: { group: g.key } }, g.label),
           ...g.chats.map((c) => this._item(c, current))])));
