@@ -36,7 +36,7 @@ def test_the_window_works_from_its_bundle_and_from_its_modules(page, setup_with,
     expect(reply.locator(".msg-body strong")).to_have_text("either")
     # A screen loaded with import() on first use (a chunk of its own in the bundle).
     page.keyboard.press("Control+,")
-    expect(page.locator(".settings select").first).to_be_visible()
+    expect(page.get_by_role("searchbox", name="Search settings")).to_be_visible()
     chunks = [p for p in asked if re.search(r"/app/chunk-\w+\.js$", p)]
     modules = [p for p in asked if re.search(r"/app/(views/chat|chat-session|stream-render)\.js$", p)]
     if bundled:

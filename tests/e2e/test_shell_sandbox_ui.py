@@ -47,6 +47,7 @@ def test_the_sandbox_and_its_network_switch(page, setup, tmp_path):
     expect(region.locator(".shell-sandbox")).to_contain_text("has no network")
     page.keyboard.press("Escape")
     page.keyboard.press("Control+,")
+    page.get_by_role("navigation", name="Settings sections").get_by_role("link", name="Tools & approvals").click()
     switch = page.get_by_role("checkbox", name="Shell commands may use the network")
     expect(switch).not_to_be_checked()
     switch.check()

@@ -298,7 +298,8 @@ def test_approvals_screen_lists_an_always_rule_and_removes_it(page, setup):
     assert setup.api.get("/api/approvals").body["rules"] == [{"chat_id": chat, "tool": "guarded"}]
 
     page.keyboard.press("Control+,")
-    expect(page.get_by_role("heading", name="Approvals", level=2)).to_be_visible()
+    page.get_by_role("navigation", name="Settings sections").get_by_role("link", name="Tools & approvals").click()
+    expect(page.get_by_role("heading", name="Tools & approvals", level=2)).to_be_visible()
     rules = page.get_by_role("list", name="Always-allowed rules")
     rule = rules.get_by_role("listitem")
     expect(rule).to_have_count(1)
@@ -564,7 +565,7 @@ MCP_SERVER = str(Path(__file__).resolve().parents[1] / "mcp_test_server.py")
 
 def test_mcp_servers_screen_adds_lists_tools_edits_and_removes(page, setup):
     api = setup.api
-    sign_in(page, setup.server, "/settings")
+    sign_in(page, setup.server, "/settings/mcp")
     section = page.locator(".mcp-settings")
     expect(page.get_by_role("heading", name="MCP servers", level=2)).to_be_visible()
     expect(section.locator(".mcp-empty")).to_be_visible()
@@ -604,7 +605,7 @@ def test_mcp_servers_screen_adds_lists_tools_edits_and_removes(page, setup):
         from tests.e2e.test_a11y import A11y, assert_structure
         add.locator("summary").click()  # open again: the form's fields are checked too
         expect(form.get_by_label("Command")).to_be_visible()
-        assert_structure(A11y(page))
+        assert_structure(A11y(page), navs=("Chats", "Settings sections"))
         add.locator("summary").click()
 
         card.get_by_role("button", name="Restart t").click()

@@ -260,7 +260,7 @@ def test_controls_are_labelled_and_dialogs_return_focus(page, setup):
     # Settings page.
     page.keyboard.press("Control+,")
     expect(page.locator(".settings")).to_be_visible()
-    expect(page.locator(".settings select").first).to_be_visible()
+    expect(page.get_by_role("searchbox", name="Search settings")).to_be_visible()
     assert page.evaluate(UNLABELLED) == []
 
 

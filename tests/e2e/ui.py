@@ -67,12 +67,12 @@ def sign_in(page, server, route: str = "") -> None:
 
 
 def import_in_settings(page, server, path) -> None:
-    """Open Settings and choose `path` in its "Your data" import input."""
-    sign_in(page, server, "/settings")
+    """Open Settings → Data and choose `path` in its import input."""
+    sign_in(page, server, "/settings/data")
     # Settings redraws once its data (providers, models, settings) is in: wait for
     # that, so the file input used below is the one that stays.
     page.wait_for_load_state("networkidle")
-    expect(page.get_by_role("heading", name="Your data")).to_be_visible()
+    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
     page.locator("#import-file").set_input_files(str(path))
 
 

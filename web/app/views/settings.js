@@ -1,7 +1,8 @@
-// Settings: appearance, default model, providers (add, key, find models, enable),
-// models (capabilities, fallbacks), MCP servers (views/mcp.js), tool approvals
-// (views/approvals.js), your data,
-// the shell's network and sandbox, and the keyring / catalog.toml notices.
+// Settings, in sections (a nav on the left, one section shown, deep-linked as
+// #/settings/<id>): providers, models (default, capabilities, fallbacks), tools and
+// approvals (views/approvals.js, the shell's network and sandbox), MCP servers
+// (views/mcp.js), appearance, your data, and advanced (keyring, catalog.toml).
+// A search box shows the matching rows of every section at once.
 // Lists redraw when their data changes; the add forms are built once, so a redraw
 // never eats what someone is typing.
 import { h } from "../dom.js";
@@ -15,11 +16,16 @@ import { getTheme, setTheme } from "../theme.js";
 import { ApprovalsSection } from "./approvals.js";
 import { shellSandboxLine } from "./workspace.js";
 import { McpSection } from "./mcp.js";
+import { SettingsSections } from "./settings-sections.js";
+import { filePicker } from "./file-picker.js";
 
 export class SettingsView {
   constructor({ close }) {
     this.notices = h("div", { class: "notices" });
-    this.general = h("div");
+    this.appearance = h("div", { class: "card" });
+    this.defaultModel = h("div", { class: "card s-row" });
+    this.toolsGeneral = h("div", { class: "card" });
+    this.advanced = h("div");
     this.providers = h("div", { class: "provider-list" });
     this.suggest = h("div");
     this.models = h("div", { class: "model-list" });
@@ -33,19 +39,21 @@ export class SettingsView {
         if (!app.settings.default_model_id && added.length) await setDefaultModel(added[0].id);
       },
     });
+    this.sections = new SettingsSections([
+      { id: "providers", title: "Providers", body: [this.providers, this.suggest,
+        h("details", { class: "card s-row" }, h("summary", {}, "Add a provider"), addProvider)] },
+      { id: "models", title: "Models", body: [this.defaultModel, this.models,
+        h("details", { class: "card s-row" }, h("summary", {}, "Add a model by name"), this.addModel)] },
+      { id: "tools", title: "Tools & approvals", body: [this.toolsGeneral, new ApprovalsSection().el] },
+      { id: "mcp", title: "MCP servers", body: [new McpSection().el] },
+      { id: "appearance", title: "Appearance", body: [this.appearance] },
+      { id: "data", title: "Data", body: [this._dataSection()] },
+      { id: "advanced", title: "Advanced", body: [this.advanced] },
+    ]);
     this.el = h("section", { class: "settings", "aria-labelledby": "settings-title" },
       h("header", { class: "chat-header" }, h("h1", { id: "settings-title", class: "chat-title" }, "Settings"), h("span", { class: "spacer" }),
         h("button", { type: "button", class: "ghost", "aria-label": "Close settings", onclick: close }, "Close")),
-      h("div", { class: "scroller" }, h("div", { class: "settings-body" },
-        this.notices,
-        h("h2", {}, "General"), this.general,
-        h("h2", {}, "Providers"), this.providers, this.suggest,
-        h("details", { class: "card" }, h("summary", {}, "Add a provider"), addProvider),
-        h("h2", {}, "Models"), this.models,
-        h("details", { class: "card" }, h("summary", {}, "Add a model by name"), this.addModel),
-        h("h2", { id: "settings-mcp" }, "MCP servers"), new McpSection().el,
-        h("h2", { id: "settings-approvals" }, "Approvals"), new ApprovalsSection().el,
-        h("h2", {}, "Your data"), this._dataSection())));
+      h("div", { class: "scroller" }, h("div", { class: "settings-body" }, this.notices, this.sections.el)));
     this.key = null;
   }
 
@@ -57,6 +65,7 @@ export class SettingsView {
     if (!app.providers.length && app.suggestions === null) loadSuggestions();
     this._notices();
     this._general();
+    this._advanced();
     this._providers();
     this._models();
     this._refreshModelForm();
@@ -66,22 +75,21 @@ export class SettingsView {
   _dataSection() {
     const status = h("p", { class: "hint data-status", role: "status" });
     const say = (text) => { status.textContent = text; };
-    const file = h("input", { type: "file", id: "import-file", accept: ".json,.zip,application/json,application/zip" });
-    file.addEventListener("change", async () => {
-      const chosen = file.files[0];
-      if (!chosen) return;
-      say(`Importing ${chosen.name}…`);
-      const form = new FormData();
-      form.append("file", chosen);
-      try {
-        // Not api(): the browser must set the multipart boundary itself.
-        const res = await fetch("/api/import", { method: "POST", body: form, credentials: "same-origin" });
-        const body = await res.json().catch(() => null);
-        if (!res.ok) throw new Error(body?.error?.message || `The server answered ${res.status}.`);
-        const n = body.chat_ids.length;
-        say(`Imported ${n} chat${n === 1 ? "" : "s"} from ${chosen.name}.`);
-      } catch (err) { say(err.message); }
-      file.value = "";  // the same file can be chosen again
+    const picker = filePicker({
+      id: "import-file", label: "Choose a file to import…", accept: ".json,.zip,application/json,application/zip", describedBy: "import-what",
+      onFile: async (chosen) => {
+        say(`Importing ${chosen.name}…`);
+        const form = new FormData();
+        form.append("file", chosen);
+        try {
+          // Not api(): the browser must set the multipart boundary itself.
+          const res = await fetch("/api/import", { method: "POST", body: form, credentials: "same-origin" });
+          const body = await res.json().catch(() => null);
+          if (!res.ok) throw new Error(body?.error?.message || `The server answered ${res.status}.`);
+          const n = body.chat_ids.length;
+          say(`Imported ${n} chat${n === 1 ? "" : "s"} from ${chosen.name}.`);
+        } catch (err) { say(err.message); }
+      },
     });
     const backup = async () => {
       say("Backing up…");
@@ -92,10 +100,10 @@ export class SettingsView {
     };
     return h("div", { class: "card data" },
       h("p", { class: "hint" }, "Your chats and files stay on this computer. Export them, bring in chats from another Numi or ChatGPT, or copy the database."),
-      h("div", { class: "row" },
+      h("div", { class: "row s-row" },
         h("button", { type: "button", class: "ghost", onclick: () => download("/api/export") }, "Export everything (.zip)"),
         h("button", { type: "button", class: "ghost", onclick: backup }, "Back up now")),
-      h("div", { class: "field" }, h("label", { for: "import-file" }, "Import a Numi export (.json or .zip) or ChatGPT’s conversations.json / export .zip"), file),
+      h("div", { class: "field s-row" }, h("span", { class: "field-label", id: "import-what" }, "Import a Numi export (.json or .zip) or ChatGPT’s conversations.json / export .zip"), picker),
       status);
   }
 
@@ -132,11 +140,13 @@ export class SettingsView {
   _general() {
     const theme = h("select", { id: "set-theme", onchange: () => { setTheme(theme.value); schedule(); } },
       ...[["system", "Follow the system"], ["light", "Light"], ["dark", "Dark"]].map(([v, t]) => h("option", { value: v, selected: getTheme() === v }, t)));
+    this.appearance.replaceChildren(h("div", { class: "field inline s-row" }, h("label", { for: "set-theme" }, "Theme"), theme));
     const def = h("select", {
       id: "set-default", onchange: async () => {
         try { await setDefaultModel(def.value || null); toast("Default model saved."); } catch (err) { toast(err.message); }
       },
     }, h("option", { value: "" }, "— none —"), ...app.models.map((m) => h("option", { value: m.id, selected: m.id === app.settings.default_model_id }, `${m.label} · ${this._providerName(m.provider_id)}`)));
+    this.defaultModel.replaceChildren(h("div", { class: "field inline" }, h("label", { for: "set-default" }, "Default model for new chats"), def));
     const net = h("input", {
       type: "checkbox", id: "set-shell-network", checked: !!app.settings.shell_network, onchange: async () => {
         try {
@@ -146,11 +156,21 @@ export class SettingsView {
         } catch (err) { net.checked = !net.checked; toast(err.message); }
       },
     });
-    this.general.replaceChildren(
-      h("div", { class: "field inline" }, h("label", { for: "set-theme" }, "Theme"), theme),
-      h("div", { class: "field inline" }, h("label", { for: "set-default" }, "Default model for new chats"), def),
-      h("div", { class: "field" }, h("label", { class: "check", for: net.id }, net, " Shell commands may use the network"),
-        shellSandboxLine(true)));
+    this.toolsGeneral.replaceChildren(h("div", { class: "field s-row" }, h("label", { class: "check", for: net.id }, net, " Shell commands may use the network"),
+      shellSandboxLine(true)));
+  }
+
+  /** Where keys and the catalog are kept, with the keyring's "Check again". */
+  _advanced() {
+    const kr = app.settings.keyring;
+    const cat = app.settings.catalog;
+    this.advanced.replaceChildren(
+      h("div", { class: "card s-row" }, h("strong", {}, "API keys"),
+        h("p", { class: "hint" }, kr?.available === false ? `Kept for this run only${kr.cause ? `, because ${kr.cause}` : ""}.` : "Kept in the system keyring, never in Numi's files."),
+        h("button", { type: "button", class: "ghost", onclick: (e) => this._checkKeyring(e.currentTarget) }, "Look for the keyring again")),
+      h("div", { class: "card s-row" }, h("strong", {}, "Catalog file"),
+        h("p", { class: "hint" }, "Providers, models and MCP servers are also written to ", h("code", {}, cat?.path || "catalog.toml"),
+          ", which you may edit by hand: Numi reads it again when it changes.")));
   }
 
   _providerName(id) {
