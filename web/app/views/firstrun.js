@@ -1,6 +1,9 @@
 // First run (no provider yet): the shortest path to a first answer. Servers found
 // on this computer are one click; otherwise a key for OpenAI or Anthropic, or the
 // address of any OpenAI-compatible server. Then pick a model and start a chat.
+// The form starts on the kind of what was found here (an OpenAI-compatible server,
+// its address as the example), else on OpenAI. "+ New chat" before a model is
+// connected cannot open a chat: it brings the person to the form and says why.
 import { h } from "../dom.js";
 import { post } from "../api.js";
 import { app } from "../store.js";
@@ -13,7 +16,8 @@ export class FirstRunView {
     this.done = done;
     this.local = h("div", { class: "local-list", "aria-live": "polite" }, h("p", { class: "hint" }, "Looking for model servers on this computer…"));
     this.step2 = h("div", { class: "card", hidden: true });
-    const form = providerForm({
+    this.note = h("p", { class: "notice info firstrun-note", role: "status", hidden: true });
+    this.form = providerForm({
       kind: "openai",
       submitLabel: "Connect",
       onAdded: async (provider, status) => {
@@ -36,7 +40,7 @@ export class FirstRunView {
         h("p", { class: "lead" }, "Connect a model, and you're ready to chat. Your chats stay on this computer."),
         this.step2,
         h("h2", {}, "Model servers on this computer"), this.local,
-        h("h2", {}, "Or connect a provider"), h("div", { class: "card" }, form))));
+        h("h2", {}, "Or connect a provider"), h("div", { class: "card" }, this.note, this.form))));
     this.key = null;
   }
 
@@ -45,6 +49,7 @@ export class FirstRunView {
     if (this.key === app.suggestions) return;
     this.key = app.suggestions;
     const s = app.suggestions;
+    if (s.length) this.form.startOn(s[0].kind, s[0].base_url);
     if (!s.length) {
       this.local.replaceChildren(h("p", { class: "hint" }, "None found (Numi looked for Ollama, LM Studio, llama.cpp and vLLM on their usual ports). Start one and ",
         h("button", { type: "button", class: "link", onclick: () => { app.suggestions = null; this.render(); } }, "look again"), "."));
@@ -54,6 +59,14 @@ export class FirstRunView {
       h("span", { class: "grow" }, h("strong", {}, x.name), " ", h("code", {}, x.base_url),
         h("div", { class: "hint" }, x.models.length ? `${x.models.length} model${x.models.length === 1 ? "" : "s"}: ${x.models.slice(0, 4).join(", ")}${x.models.length > 4 ? "…" : ""}` : "No models loaded yet")),
       h("button", { type: "button", class: "primary", onclick: (e) => this._useLocal(x, e.currentTarget) }, "Use this"))));
+  }
+
+  /** "+ New chat" (or the app focusing this screen): a chat needs a model, so show the way to one. */
+  focus() {
+    this.note.hidden = false;
+    this.note.textContent = "A chat needs a model first: connect one here, or use a server found on this computer above. Then New chat opens a chat.";
+    this.note.scrollIntoView({ block: "nearest" });
+    (this.local.querySelector(".card button.primary:not(:disabled)") || this.form.querySelector("select, input"))?.focus();
   }
 
   async _useLocal(x, btn) {

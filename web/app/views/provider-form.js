@@ -45,15 +45,17 @@ export function providerForm({ onAdded, submitLabel = "Add provider", kind = "op
   const apiKey = h("input", { type: "password", autocomplete: "off", placeholder: "sk-…" });
   const status = h("div", { class: "form-status", role: "status" });
   const submit = h("button", { type: "submit", class: "primary" }, submitLabel);
+  let addressHint = null; // a found server's address, shown as the example for its kind
   const syncKind = () => {
-    baseUrl.placeholder = BASE_URL_HINT[kindSel.value];
+    baseUrl.placeholder = (kindSel.value === addressHint?.kind && addressHint.url) || BASE_URL_HINT[kindSel.value];
     if (!name.value || Object.values(KIND_LABEL).includes(name.dataset.auto)) {
       const auto = kindSel.value === "openai_compatible" ? "" : KIND_LABEL[kindSel.value];
       name.value = auto;
       name.dataset.auto = auto;
     }
   };
-  kindSel.addEventListener("change", syncKind);
+  let kindChosen = false; // the person picked a kind: a late suggestion must not change it
+  kindSel.addEventListener("change", () => { kindChosen = true; syncKind(); });
   syncKind();
   const form = h("form", { class: "provider-form", novalidate: true },
     field("kind", "Kind", kindSel),
@@ -62,6 +64,20 @@ export function providerForm({ onAdded, submitLabel = "Add provider", kind = "op
     field("api_key", "API key", apiKey, keyHint()),
     h("div", { class: "form-row" }, submit, status));
   form.querySelector(`#${id("api_key")}-hint`).dataset.keyKept = "";
+  const clear = () => {
+    name.value = baseUrl.value = apiKey.value = "";
+    kindSel.value = kind;
+    kindChosen = false;
+    syncKind();
+  };
+  /** Start on `kind` (what was found on this computer) with `url` as the address example, unless a kind was picked. */
+  form.startOn = (startKind, url) => {
+    kind = startKind;
+    addressHint = { kind: startKind, url };
+    if (kindChosen || (name.value && name.value !== name.dataset.auto) || baseUrl.value.trim() || apiKey.value) return;
+    kindSel.value = startKind;
+    syncKind();
+  };
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     Object.keys(errors).forEach((k) => showError(k, ""));
@@ -75,6 +91,7 @@ export function providerForm({ onAdded, submitLabel = "Add provider", kind = "op
       status.textContent = "";
       apiKey.value = "";
       await onAdded(provider, status);
+      clear(); // connected: the form is ready for another provider, not showing this one
     } catch (err) {
       status.textContent = err.fields ? "Check the fields above." : err.message;
       for (const [k, msg] of Object.entries(err.fields || {})) if (errors[k]) showError(k, msg);
