@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from pathlib import Path
 
@@ -15,11 +14,9 @@ from backend.core.cancel import CancelToken
 from backend.tools.shell import run_command
 from tests.conftest import Setup
 from tests.fakeprovider import script as S
-from tests.sandbox_checks import (Listener, SecretService, processes_with, python_visible_in_sandbox,
-                                  steal_key_script, wait_until)
+from tests.sandbox_checks import Listener, SecretService, processes_with, steal_key_command, wait_until
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux's sandbox")
-PY = shlex.quote(sys.executable)
 MARKER = "numi-server-env-marker-77"
 
 
@@ -43,7 +40,6 @@ def test_approved_commands_find_none_of_numis_secrets(start_server, fake, tmp_pa
     home, ws, data = tmp_path / "home", tmp_path / "ws", tmp_path / "data"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))  # the server's, so the one its sandbox hides
-    python_visible_in_sandbox()
     ws.mkdir()
     service = SecretService(tmp_path / "secret-service")
     try:
@@ -51,12 +47,13 @@ def test_approved_commands_find_none_of_numis_secrets(start_server, fake, tmp_pa
                                "PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring",
                                "NUMI_MARKER": MARKER}, data_dir=data)
         setup, chat = tooled_setup(server, fake, ws)
-        assert setup.api.get("/api/settings").body["keyring"] == {"available": True, "reason": None}
+        assert setup.api.get("/api/settings").body["keyring"] == {"available": True, "reason": None, "cause": None,
+                                                                  "fix": None}
         key, token, user = "sk-test-not-real", server.token, f"provider:{setup.provider['id']}"
-        steal = f"{PY} {steal_key_script(ws).name} {user}"
+        steal = steal_key_command(ws, user)
         # Each is within reach of a command that runs unconfined.
         plain = run_command(steal, ws, timeout=30, output_cap=100_000, cancel=CancelToken()).output
-        assert f"FOUND {key}" in plain
+        assert "FOUND" in plain and key in plain, plain
         assert MARKER in Path(f"/proc/{server.proc.pid}/environ").read_text(errors="replace")
         assert token in (data / "server.json").read_text()
 
@@ -87,7 +84,6 @@ def test_the_network_follows_the_setting_and_an_allowed_command_runs_without_ask
     ws = tmp_path / "ws"
     ws.mkdir()
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the server's, so the one its sandbox hides
-    python_visible_in_sandbox()
     setup = setup_with()
     setup, chat = tooled_setup(setup.server, setup.fake, ws)
     settings = setup.api.get("/api/settings").body
