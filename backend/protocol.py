@@ -20,7 +20,7 @@ _SCHEMA: dict[str, dict[str, tuple]] = {
     "stop": {"clear_queue": (bool, False)},
     "resume": {"after_event_id": (int, True), "epoch": (str, False)},
     "edit": {"message_id": (int, True), "content": (str, True)},
-    "regenerate": {"message_id": (int, True)},
+    "regenerate": {"message_id": (int, True), "model_id": (str, False)},
     "continue": {},
     "approve": {"approval_id": (str, True), "decision": (str, True), "reason": (str, False),
                 "arguments": ((dict, str), False)},

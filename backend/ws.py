@@ -203,7 +203,7 @@ class Connection:
         elif kind == "edit":
             reg.edit(chat, frame["message_id"], frame["content"])
         elif kind == "regenerate":
-            reg.regenerate(chat, frame["message_id"])
+            reg.regenerate(chat, frame["message_id"], frame.get("model_id"))
         elif kind == "continue":
             reg.continue_(chat)
         elif kind == "approve":

@@ -33,7 +33,7 @@ SCHEMA = {
     "stop": {"clear_queue": ("bool", False)},
     "resume": {"after_event_id": ("int", True), "epoch": ("str", False)},
     "edit": {"message_id": ("int", True), "content": ("str", True)},
-    "regenerate": {"message_id": ("int", True)},
+    "regenerate": {"message_id": ("int", True), "model_id": ("str", False)},
     "continue": {},
     "approve": {"approval_id": ("str", True), "decision": ("str", True), "reason": ("str", False),
                 "arguments": ("args", False)},

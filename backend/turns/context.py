@@ -102,8 +102,9 @@ def _usable(row: HistoryRow) -> bool:
     return not (row.role == "assistant" and not row.content and not row.tool_calls)
 
 
-def resolve_model(chat: Chat) -> ModelEntry:
-    model_id = chat.model_id
+def resolve_model(chat: Chat, asked: str | None = None) -> ModelEntry:
+    """The model a turn uses: the one asked for (regenerate with…), the chat's, else the default."""
+    model_id = asked or chat.model_id
     if not model_id:
         setting = Setting.get_or_none(Setting.key == "default_model_id")
         model_id = setting.value if setting else None

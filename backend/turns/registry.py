@@ -19,7 +19,7 @@ from backend.core import agent
 from backend.core.tools import ToolRegistry
 from backend.store.db import db, now
 from backend.store.files import FileStore
-from backend.store.models import Chat, Message as MessageRow
+from backend.store.models import Chat, Message as MessageRow, ModelEntry
 from backend.store.serialize import attachment_ids, file_to_dict, files_by_id, message_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.mcp_runtime import McpRuntime
@@ -259,11 +259,14 @@ class TurnRegistry:
                 self._delete_after(chat_id, row.id)
             self._start(state, chat_id, row.id, rewound=True)
 
-    def regenerate(self, chat_id: str, message_id: int) -> None:
+    def regenerate(self, chat_id: str, message_id: int, model_id: str | None = None) -> None:
+        """Answer the reply's user message again, by the chat's model or by `model_id` for this reply only."""
         state = self._state(chat_id)
         with self._lock:
             self._check_idle(state)
             row = self._message(chat_id, message_id)
+            if model_id and ModelEntry.get_or_none(ModelEntry.id == model_id) is None:
+                raise CommandError("not_found", f"There is no model {model_id!r}; pick one of the models in Settings.")
             if row.role != "assistant":
                 raise CommandError("bad_request", "Only a reply can be regenerated; pick an assistant message.")
             user = (MessageRow.select().where((MessageRow.chat == chat_id) & (MessageRow.id < row.id)
@@ -273,7 +276,7 @@ class TurnRegistry:
                 raise CommandError("bad_request", "This reply has no message before it to answer again.")
             with db.atomic():
                 self._delete_after(chat_id, user.id)
-            self._start(state, chat_id, user.id, rewound=True)
+            self._start(state, chat_id, user.id, rewound=True, model_id=model_id)
 
     def continue_(self, chat_id: str) -> None:
         """Carry on where the chat stopped: a cut-off reply, or a message left unanswered."""
@@ -354,8 +357,8 @@ class TurnRegistry:
         self._state(chat_id).hub.publish("queue", None, items=self.queue_items(chat_id))
 
     def _start(self, state: _ChatState, chat_id: str, user_message_id: int | None,
-               continue_message_id: int | None = None, rewound: bool = False) -> None:
-        state.turn = Turn(self, chat_id, user_message_id, continue_message_id, rewound=rewound)
+               continue_message_id: int | None = None, rewound: bool = False, model_id: str | None = None) -> None:
+        state.turn = Turn(self, chat_id, user_message_id, continue_message_id, rewound=rewound, model_id=model_id)
         state.thread = threading.Thread(target=self._work, args=(state, chat_id), name=f"turn-{chat_id}",
                                         daemon=True)
         state.thread.start()

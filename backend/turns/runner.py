@@ -74,7 +74,8 @@ def move_to_end(chat_id: str, queued_id: int) -> MessageRow | None:
 
 class Turn:
     def __init__(self, registry, chat_id: str, user_message_id: int | None,
-                 continue_message_id: int | None = None, queued_id: int | None = None, rewound: bool = False):
+                 continue_message_id: int | None = None, queued_id: int | None = None, rewound: bool = False,
+                 model_id: str | None = None):
         self.registry = registry
         self.queued_id = queued_id  # the id its user message had while it waited (see move_to_end)
         self.rewound = rewound  # an edit or regenerate: everything after its user message was discarded
@@ -88,6 +89,7 @@ class Turn:
         self._awaiting_results: tuple[int, set[str]] | None = None  # assistant row, its calls without results
         self.partial: Partial | None = None
         self.model_id: str | None = None
+        self.asked_model_id = model_id  # "regenerate with…": this turn only, the chat keeps its model
         self.usage = metrics.empty()  # the whole turn
         self.meter = metrics.StepMeter()
         self.final_message_id: int | None = None
@@ -128,7 +130,7 @@ class Turn:
         from backend.providers import open_stream
 
         chat = Chat.get_by_id(self.chat_id)
-        model = resolve_model(chat)
+        model = resolve_model(chat, self.asked_model_id)
         self.model_id = model.id
         self.tools = self.registry.toolsets.for_chat(workspace_folder(chat), bool(model.supports_tools))
         request, _window = build_request(chat, model, self.registry.keys, self.tools.specs(),
