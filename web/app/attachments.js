@@ -15,14 +15,15 @@ const ICONS = {
   file: ["M14 2H6a2 2 0 0 0-2 2v16a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2V8z", "M14 2v6h6"],
 };
 
-export function icon(name) {
+/** An SVG line icon: one of ICONS by name, or `paths` given (the model picker's capability icons). */
+export function icon(name, paths = ICONS[name], cls = "attach-icon") {
   const ns = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(ns, "svg");
-  for (const [k, v] of Object.entries({ class: `attach-icon icon-${name}`, viewBox: "0 0 24 24", fill: "none", stroke: "currentColor",
+  for (const [k, v] of Object.entries({ class: `${cls} icon-${name}`, viewBox: "0 0 24 24", fill: "none", stroke: "currentColor",
     "stroke-width": "2", "stroke-linecap": "round", "stroke-linejoin": "round", "aria-hidden": "true", focusable: "false" })) {
     svg.setAttribute(k, v);
   }
-  for (const d of ICONS[name]) {
+  for (const d of paths) {
     const path = document.createElementNS(ns, "path");
     path.setAttribute("d", d);
     svg.append(path);

@@ -198,7 +198,10 @@ export class ChatSession {
     this.state = { ...this.state, messages: this.state.messages.map((m) => (m.id === messageId ? { ...m, content } : m)) };
     schedule();
   }
-  regenerate(messageId) { this._send({ type: "regenerate", message_id: messageId }); }
+  /** @param modelId answer with this model instead of the chat's ("Regenerate with…") */
+  regenerate(messageId, modelId) {
+    this._send(modelId ? { type: "regenerate", message_id: messageId, model_id: modelId } : { type: "regenerate", message_id: messageId });
+  }
   continueReply() { this._send({ type: "continue" }); }
   discardQueued(messageId) { this._send({ type: "queue_discard", message_id: messageId }); }
   /** @param args the arguments as the person edited them (an object); what runs is what was approved */

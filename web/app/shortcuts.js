@@ -25,6 +25,10 @@ export function installShortcuts(actions, session, view, sidebar) {
     } else if (mod && e.shiftKey && key === "l") {
       e.preventDefault();
       actions.toggleTheme();
+    } else if (mod && e.shiftKey && !e.altKey && key === "c" && view()?.copyLastReply) {
+      // From anywhere, the message box included: the reply is what is usually wanted.
+      e.preventDefault();
+      view().copyLastReply();
     } else if (e.altKey && (e.key === "ArrowUp" || e.key === "ArrowDown")) {
       const ids = app.chats.map((c) => c.id);
       if (!ids.length) return;

@@ -10,6 +10,7 @@ import { runFor } from "../render-queue.js";
 import { toast } from "./toast.js";
 import { get } from "../api.js";
 import { activeSettings, usageSummary } from "../../js/chat-marks.js";
+import { copyText } from "../dom.js";
 
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
 // for what is on screen; the rest follows in later tasks.
@@ -66,10 +67,10 @@ export class ChatView {
       send: (text, opts) => this._send(text, opts),
       stop: () => session?.stop(),
       discard: (id) => session?.discardQueued(id),
-      switchModel: () => {
-        this.modelSelect.focus();
-        try { this.modelSelect.showPicker?.(); } catch { /* not every browser opens a select this way */ }
-      },
+      switchModel: () => this.composer.picker.open(),
+      model: () => this._currentModel(),
+      setModel: (id) => this._setModel(id),
+      editLast: () => this.editLast(),
     });
     this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header, this.scroller, this.composer.el);
     // Following the newest text: the view stays at the bottom while the person has
@@ -98,7 +99,7 @@ export class ChatView {
     }
     this.msgActions = {
       edit: (id, text) => session.edit(id, text),
-      regenerate: (id) => session.regenerate(id),
+      regenerate: (id, modelId) => session.regenerate(id, modelId),
       continueReply: () => session.continueReply(),
       textGen: (id, field) => session.textGen(id, field),
       textSince: (id, field, gen, from) => session.textSince(id, field, gen, from),
@@ -113,10 +114,33 @@ export class ChatView {
     return true;
   }
 
-  _pickModel() {
-    const id = this.modelSelect.value || null;
+  _pickModel() { this._setModel(this.modelSelect.value || null); }
+
+  _setModel(id) {
     if (this.session) this.actions.setModel(this.session.chatId, id);
-    else this.draftModel = id;
+    else { this.draftModel = id; schedule(); }
+  }
+
+  /** The model the next message goes to: the chat's (or the new chat's), else the default. */
+  _currentModel() {
+    const s = this.session;
+    const id = s ? s.chat?.model_id : this.draftModel;
+    return id || app.settings?.default_model_id || null;
+  }
+
+  /** Open the editor on the last message the person sent; false when it cannot be edited now. */
+  editLast() {
+    const msgs = this.session?.state?.messages || [];
+    const last = [...msgs].reverse().find((m) => m.role === "user" && m.status !== "queued");
+    return !!last && !!this.views.get(last.id)?.edit();
+  }
+
+  /** Copy the text of the last reply (Ctrl/⌘+Shift+C). */
+  async copyLastReply() {
+    const msgs = this.session?.state?.messages || [];
+    const last = [...msgs].reverse().find((m) => m.role === "assistant" && m.content);
+    if (!last) { toast("There is no reply to copy yet."); return; }
+    toast(await copyText(last.content) ? "Copied the last reply." : "The reply could not be copied.");
   }
 
   focus() { this.composer.focus(); }
@@ -172,7 +196,7 @@ export class ChatView {
     const s = this.session;
     const state = s?.state;
     // Skip the frame when none of the inputs changed (compared by identity).
-    const parts = [state, s?.connection, s?.chat, s?.loaded, s?.loadError, s?.loadingOlder, app.models, app.settings, this.dismissedNotice, this.target];
+    const parts = [state, s?.connection, s?.chat, s?.loaded, s?.loadError, s?.loadingOlder, app.models, app.settings, this.dismissedNotice, this.target, this.draftModel];
     if (this.lastParts && !this.backlog && parts.every((p, i) => p === this.lastParts[i])) return;
     const textOnly = this.backlog ? null : this._textOnly(parts);
     this.lastParts = parts;
@@ -184,6 +208,7 @@ export class ChatView {
     }
 
     this._renderHeader();
+    this.composer.picker.update();
     if (!s) {
       this.empty.hidden = false;
       this._updateComposer({ running: false, queue: [], disabled: !app.models.length,

@@ -7,7 +7,10 @@
 // for images, name and size otherwise) with its progress and ✕ to remove it.
 // What the chat's model cannot do is said before sending: an image for a model without
 // vision (with "Switch model"), a workspace for a model with tools off (with the setting).
+// Under the box, the model picker chooses the chat's model; ↑ in the empty box edits
+// the last message sent.
 import { h } from "../dom.js";
+import { ModelPicker, rememberModel } from "./model-picker.js";
 import { formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
 
 // Under the box while a reply runs.
@@ -18,12 +21,12 @@ const STEER_HINT = `Enter: queue for after this reply · ${MOD}+Enter: send now,
 const READABLE = "images, text files (code, Markdown, CSV, JSON) and PDFs";
 
 export class Composer {
-  /** @param hooks {{send(text): boolean, stop(), discard(messageId), switchModel()}} */
+  /** @param hooks {{send(text): boolean, stop(), discard(messageId), model(): string|null, setModel(id), editLast(): boolean, switchModel()}} */
   constructor(hooks) {
     this.hooks = hooks;
     this.input = h("textarea", {
       class: "composer-input", rows: 1, placeholder: "Message Numi…  (Enter to send, Shift+Enter for a new line)",
-      "aria-label": "Message", spellcheck: true, "aria-keyshortcuts": "Enter Control+Enter Meta+Enter",
+      "aria-label": "Message", spellcheck: true, "aria-keyshortcuts": "Enter Control+Enter Meta+Enter ArrowUp",
       oninput: () => this._fit(),
       onkeydown: (e) => this._key(e),
     });
@@ -41,8 +44,10 @@ export class Composer {
     this.capsWarning = h("div", { class: "caps-warning", role: "alert", hidden: true });
     this.box = h("div", { class: "composer-box" }, this.attachBtn, this.input,
       h("div", { class: "composer-buttons" }, this.stopBtn, this.sendBtn));
+    this.picker = new ModelPicker({ label: "Model for this chat", up: true, current: () => hooks.model(),
+      onPick: (id) => { hooks.setModel(id); this.focus(); } });
     this.el = h("div", { class: "composer" }, this.queue, this.attachList, this.attachError, this.capsWarning, this.box,
-      this.fileInput, this.note);
+      this.fileInput, h("div", { class: "composer-foot" }, this.picker.el, this.note));
     this.queueKey = "";
     this.attachments = []; // {key, file, name, size, state: uploading|ready|error, progress, stored, error, url, el}
     this.input.addEventListener("paste", (e) => this._paste(e));
@@ -74,6 +79,10 @@ export class Composer {
       e.preventDefault();
       // Ctrl/⌘+Enter while a reply runs: steer it rather than wait for it to end.
       this._send({ steer: (e.ctrlKey || e.metaKey) && this.running });
+    } else if (e.key === "ArrowUp" && !this.input.value && !this.attachments.length && !e.shiftKey && !e.altKey
+      && !e.ctrlKey && !e.metaKey && !e.isComposing) {
+      // As in other chat apps: ↑ in the empty box goes back to the last message, to fix it.
+      if (this.hooks.editLast()) e.preventDefault();
     } else if (e.key === "Escape" && this.running) {
       e.preventDefault();
       this.hooks.stop();
@@ -90,6 +99,7 @@ export class Composer {
     }
     stageAttachments(text, ready.map((a) => a.stored));
     if (this.hooks.send(text, opts) !== false) {
+      rememberModel(this.hooks.model());
       this.input.value = "";
       this._fit();
       this._clearAttachments();

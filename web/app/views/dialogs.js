@@ -49,6 +49,8 @@ const SHORTCUTS = [
   ["Ctrl/⌘ + K", "Search all chats"],
   ["Ctrl/⌘ + ,", "Settings"],
   ["Ctrl/⌘ + Shift + L", "Switch light / dark"],
+  ["Ctrl/⌘ + Shift + C", "Copy the last reply"],
+  ["↑", "In the empty message box: edit your last message"],
   ["/", "Focus the message box"],
   ["Alt + ↑ / ↓", "Previous / next chat"],
   ["↑ / ↓", "In the chat list: move between chats (Enter opens, F2 renames, Delete deletes)"],

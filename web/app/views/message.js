@@ -6,6 +6,7 @@ import { ToolCallRow } from "./tool-call.js";
 import { modelLabel } from "../store.js";
 import { toast } from "./toast.js";
 import { fileUrl, formatSize, icon, isImage } from "../attachments.js";
+import { ModelPicker } from "./model-picker.js";
 
 const CUT_OFF = new Set(["interrupted", "cancelled", "error"]);
 const STATUS_TEXT = {
@@ -57,7 +58,7 @@ function onlyTextDiffers(a, b) {
 }
 
 export class MessageView {
-  /** @param actions {{edit(id, text), regenerate(id), continueReply(), canAct(): boolean}} */
+  /** @param actions {{edit(id, text), regenerate(id, modelId?), continueReply(), canAct(): boolean}} */
   constructor(msg, actions) {
     this.actions = actions;
     this.id = msg.id;
@@ -197,6 +198,7 @@ export class MessageView {
     replaceChildren(this.bar,
       msg.content ? h("button", { type: "button", class: "ghost", "aria-label": "Copy reply", onclick: () => this._copy() }, "Copy") : null,
       can ? h("button", { type: "button", class: "ghost", "aria-label": "Regenerate this reply", onclick: () => this.actions.regenerate(msg.id) }, "Regenerate") : null,
+      can ? this._regenerateWith().el : null,
       // A cut-off reply with text can be continued; one that failed before writing anything is asked again.
       cont === "continue"
         ? h("button", { type: "button", class: "ghost accent", "aria-label": "Continue this reply", onclick: () => this.actions.continueReply() }, "Continue")
@@ -295,7 +297,7 @@ export class MessageView {
     const saved = !msg.pending && msg.status !== "queued";
     replaceChildren(this.bar,
       h("button", { type: "button", class: "ghost", "aria-label": "Copy message", onclick: () => this._copy() }, "Copy"),
-      saved && !ctx.busy ? h("button", { type: "button", class: "ghost", "aria-label": "Edit this message", onclick: () => this._startEdit() }, "Edit") : null,
+      saved && !ctx.busy ? h("button", { type: "button", class: "ghost edit-btn", "aria-label": "Edit this message", onclick: () => this._startEdit() }, "Edit") : null,
     );
   }
 
@@ -311,6 +313,20 @@ export class MessageView {
           ? h("img", { class: "msg-thumb", src: fileUrl(f.id), alt: f.name, loading: "lazy" })
           : [icon("file"), h("span", { class: "attach-name" }, f.name),
             h("span", { class: "attach-size" }, formatSize(f.size))]))));
+  }
+
+  /** "Regenerate with…": the model picker, whose pick answers again with that model (made once per reply). */
+  _regenerateWith() {
+    this.regenPicker ??= new ModelPicker({ label: "Regenerate with another model", text: "Regenerate with…",
+      onPick: (modelId) => this.actions.regenerate(this.id, modelId) });
+    return this.regenPicker;
+  }
+
+  /** Open the editor, as the Edit button does; false when the message cannot be edited now. */
+  edit() {
+    if (this.editing || !this.bar.querySelector(".edit-btn")) return false;
+    this._startEdit();
+    return true;
   }
 
   async _copy() {
