@@ -115,15 +115,19 @@ def test_regenerate_with_answers_with_the_chosen_model(page, setup):
     _, tooly = add_models(setup)
     chat = setup.chat(title="Again")
     open_chat(page, setup.server, chat, "Again")
-    setup.fake.enqueue(S.reply("First try."))
+    # A long first answer: its actions sit at the bottom of the window.
+    setup.fake.enqueue(S.reply("First try.\n\n" + "More.\n\n" * 30))
     send(page, "Say it")
     reply = replies(page).last
-    expect(reply.locator(".msg-body")).to_have_text("First try.")
+    expect(reply.locator(".msg-body p")).to_have_count(31)
 
     setup.fake.enqueue(S.reply("Second try."))
     reply.hover()
     reply.get_by_role("button", name="Regenerate with another model").click()
     search = reply.get_by_role("combobox", name="Search models")
+    expect(search).to_be_focused()
+    # The last reply sits at the window's bottom: its list opens upwards, in view.
+    expect(reply.get_by_role("listbox", name="Models")).to_be_in_viewport(ratio=1)
     search.fill("tooly")
     search.press("Enter")
     expect(replies(page).last.locator(".msg-body")).to_have_text("Second try.")

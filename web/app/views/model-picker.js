@@ -105,6 +105,11 @@ export class ModelPicker {
   open() {
     if (this.isOpen || !app.models.length) return;
     this.isOpen = true;
+    if (!this.opts.up) {
+      // A reply's picker near the window's bottom opens upwards, where there is room.
+      const r = this.button.getBoundingClientRect();
+      this.popup.classList.toggle("up", window.innerHeight - r.bottom < 320 && r.top > window.innerHeight - r.bottom);
+    }
     this.popup.hidden = false;
     this.button.setAttribute("aria-expanded", "true");
     this.search.value = "";
