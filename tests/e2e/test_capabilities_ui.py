@@ -43,7 +43,9 @@ def test_an_image_for_a_model_without_vision_warns_at_once_with_switch_model(pag
     expect(warning).to_contain_text("Fake cannot see images, so blue.png would not reach it")
     assert not [r for r in setup.fake.requests if r.path.endswith("/chat/completions")]
     page.get_by_role("button", name="Switch model").click()
-    expect(page.locator(".model-select")).to_be_focused()
+    # It opens the composer's model picker, ready to type in.
+    expect(page.locator(".composer .model-search")).to_be_focused()
+    page.keyboard.press("Escape")
     # A model that sees images: the warning goes.
     r = setup.api.post("/api/models", {"provider_id": setup.provider["id"], "api_model": "fake-vision",
                                        "label": "Fake Vision", "supports": {"vision": True}})
