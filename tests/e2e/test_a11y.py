@@ -432,7 +432,7 @@ def test_keyboard_reaches_everything_with_a_visible_focus(page, setup):
                     page.get_by_role("link", name="A11y keys"),
                     page.get_by_role("button", name=re.compile("^New chat")),
                     page.get_by_role("button", name=re.compile("^Settings")),
-                    page.get_by_role("combobox", name="Model for this chat"),
+                    page.get_by_role("button", name=re.compile("^Model for this chat")),
                     page.get_by_role("button", name=re.compile("^Chat settings")),
                     page.get_by_role("button", name="Copy message"),
                     page.get_by_role("button", name="Allow once"),
@@ -485,7 +485,7 @@ def test_readable_at_200_percent_zoom(browser, setup):
         setup.fake.release()
         expect(reply(page)).to_have_attribute("data-status", "complete")
         assert_fits(page)
-        for control in (page.get_by_role("combobox", name="Model for this chat"),
+        for control in (page.get_by_role("button", name=re.compile("^Model for this chat")),
                         page.get_by_role("button", name=re.compile("^Chat settings"))):
             expect(control).to_be_in_viewport(ratio=1)
 
@@ -589,7 +589,8 @@ def test_text_contrast_in_light_and_dark(page, setup):
              ".sidebar-bottom button", ".brand"]
     streaming = [".chat-title", ".msg.user .msg-body", ".msg.assistant .msg-body", ".msg.assistant .msg-meta",
                  ".msg-actions button", ".tool-call .tool-name", ".tool-call .tool-state",
-                 ".reasoning summary", ".stop-btn", ".send-btn", ".sidebar .chat-name", ".model-select"]
+                 ".reasoning summary", ".stop-btn", ".send-btn", ".sidebar .chat-name",
+                 ".model-picker-btn .model-name"]
     settings = [".settings-body .hint", ".settings-body h2", ".field label", ".chip.ok", ".card button.ghost"]
 
     def check(what, selectors):

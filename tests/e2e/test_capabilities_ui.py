@@ -50,8 +50,10 @@ def test_an_image_for_a_model_without_vision_warns_at_once_with_switch_model(pag
     r = setup.api.post("/api/models", {"provider_id": setup.provider["id"], "api_model": "fake-vision",
                                        "label": "Fake Vision", "supports": {"vision": True}})
     page.reload()
-    expect(page.locator(".model-select")).to_contain_text("Fake Vision")
-    page.locator(".model-select").select_option(r.body["id"])
+    page.locator(".composer .model-picker-btn").click()
+    page.locator(".composer .model-search").fill("vision")
+    page.locator(".composer .model-search").press("Enter")
+    expect(page.locator(".composer .model-picker-btn .model-name")).to_have_text("Fake Vision")
     choose_files(page, {"name": "blue.png", "mimeType": "image/png", "buffer": png()})
     expect(chips(page).first).to_have_attribute("data-state", "ready")
     expect(warning).to_be_hidden()

@@ -3,6 +3,7 @@ Ctrl+Shift+C to copy the last reply, in a real Chromium against the fake provide
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -49,6 +50,8 @@ def test_picker_lists_filters_orders_by_recent_and_sets_the_chats_model(page, se
     open_chat(page, setup.server, chat, "Picking")
     button = picker(page).get_by_role("button", name="Model for this chat: Fake")
     expect(button).to_be_visible()
+    # The one control for the chat's model: the header has none of its own.
+    expect(page.get_by_label(re.compile("^Model for this chat"))).to_have_count(1)
 
     button.click()
     search = picker(page).get_by_role("combobox", name="Search models")

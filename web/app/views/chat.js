@@ -1,6 +1,7 @@
-// The chat view: header (title, model, chat settings), the messages, notices,
-// approvals, and the composer. It renders from a ChatSession's reducer state and
-// reuses one MessageView per message, so a frame only touches what changed.
+// The chat view: header (title, workspace, chat settings), the messages, notices,
+// approvals, and the composer (its picker is where the chat's model is chosen). It
+// renders from a ChatSession's reducer state and reuses one MessageView per message,
+// so a frame only touches what changed.
 import { h } from "../dom.js";
 import { app, modelLabel, schedule } from "../store.js";
 import { MessageView, errorText } from "./message.js";
@@ -38,7 +39,6 @@ export class ChatView {
     this.key = "";
 
     this.title = h("h1", { class: "chat-title", id: "chat-title" });
-    this.modelSelect = h("select", { class: "model-select", "aria-label": "Model for this chat", onchange: () => this._pickModel() });
     this.status = h("span", { class: "conn", role: "status" });
     // The chat's workspace folder (file tools and the shell reach only it): its name, the
     // whole path in the title; a click opens the chat settings where it is chosen.
@@ -48,7 +48,7 @@ export class ChatView {
     this.usage = h("span", { class: "chat-usage", hidden: true });
     this.header = h("header", { class: "chat-header" },
       h("button", { type: "button", class: "ghost icon-btn only-narrow drawer-toggle", "aria-label": "Show chats", "aria-controls": "sidebar", "aria-expanded": "false", onclick: () => actions.openSidebar() }, "☰"),
-      this.title, this.status, h("span", { class: "spacer" }), this.usage, this.settingsMark, this.workspace, this.modelSelect,
+      this.title, this.status, h("span", { class: "spacer" }), this.usage, this.settingsMark, this.workspace,
       h("button", { type: "button", class: "ghost", "aria-label": "Chat settings: system prompt, temperature, reasoning, workspace, tool approvals", onclick: () => actions.openChatSettings(), hidden: !session }, "Chat settings"));
 
     this.older = h("button", { type: "button", class: "ghost older", hidden: true, onclick: () => session?.loadOlder() }, "Show earlier messages");
@@ -113,8 +113,6 @@ export class ChatView {
     this.session.send(text, { steer: !!opts.steer && this.session.running });
     return true;
   }
-
-  _pickModel() { this._setModel(this.modelSelect.value || null); }
 
   _setModel(id) {
     if (this.session) this.actions.setModel(this.session.chatId, id);
@@ -255,7 +253,7 @@ export class ChatView {
     const model = s.chat?.model_id;
     this._updateComposer({
       running: s.running, queue: state.queue, disabled: false,
-      note: !model && app.settings && !app.settings.default_model_id ? "This chat has no model: pick one above." : "",
+      note: !model && app.settings && !app.settings.default_model_id ? "This chat has no model: choose one with “Choose a model”." : "",
       model: this._model(), workspace: s.chat?.workspace || "",
     });
     runFor(FIRST_PAINT_BUDGET_MS);
@@ -311,16 +309,6 @@ export class ChatView {
     const conn = s?.connection;
     const status = !s || conn === "open" || !s.loaded ? "" : conn === "reconnecting" ? "Reconnecting…" : conn === "gone" ? "This chat was deleted" : "Connecting…";
     if (this.status.textContent !== status) this.status.textContent = status;
-    const current = s ? s.chat?.model_id || "" : (this.draftModel ?? app.settings?.default_model_id ?? "");
-    const key = app.models.map((m) => m.id + m.label).join() + "|" + current;
-    if (key !== this.modelKey) {
-      this.modelKey = key;
-      const opts = app.models.map((m) => h("option", { value: m.id, selected: m.id === current }, m.label || m.api_model));
-      if (!current || !app.models.some((m) => m.id === current)) {
-        opts.unshift(h("option", { value: "", selected: true }, current ? `${current} (removed)` : "Default model"));
-      }
-      this.modelSelect.replaceChildren(...opts);
-    }
   }
 
   /** The settings mark, and the usage total read again whenever a turn has ended (or the history changed). */
