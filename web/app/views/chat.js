@@ -79,8 +79,24 @@ export class ChatView {
     this.stick = true;
     this.scroller.addEventListener("scroll", () => {
       const s = this.scroller;
+      // The event of our own scroll to the bottom comes a frame later, when more may
+      // have gone in below (a finished reply, a queued message's answer): it is not the
+      // person scrolling away, so only a position we did not set is read as theirs.
+      if (this.ownTop != null && Math.abs(s.scrollTop - this.ownTop) < 2) return;
+      this.ownTop = null;
       this.stick = s.scrollHeight - s.scrollTop - s.clientHeight < 120;
     }, { passive: true });
+    // A window hidden (to the tray) draws no frames; shown again, it ends where the
+    // reply ended if the person was following it when it was hidden.
+    this.onVisibility = () => {
+      if (!this.el.isConnected) { document.removeEventListener("visibilitychange", this.onVisibility); return; }
+      if (document.hidden) { this.stickWhenHidden = this.stick && !this.hold; return; }
+      if (!this.stickWhenHidden) return;
+      this.stick = true;
+      this._toBottom();
+      schedule();
+    };
+    document.addEventListener("visibilitychange", this.onVisibility);
     // A message opened from search stays in view while the chat lays out around it
     // (older pages, Markdown drawn later), until the person scrolls or clicks.
     for (const type of ["wheel", "touchstart", "pointerdown", "keydown"]) {
@@ -108,7 +124,10 @@ export class ChatView {
 
   /** opts.steer: sent while a reply runs, to join it at its next step (Ctrl/⌘+Enter). */
   _send(text, opts = {}) {
-    this.stick = true; // the person wants to see their message and its answer
+    // The person wants to see their message and its answer, whatever was shown before
+    // (a message opened from search is let go).
+    this._release();
+    this.stick = true;
     if (!this.session) return this.actions.createAndSend(text);
     this.session.send(text, { steer: !!opts.steer && this.session.running });
     return true;
@@ -187,7 +206,13 @@ export class ChatView {
   /** After layout: keep a found message in view, else follow the newest text. */
   _follow() {
     if (this.hold?.isConnected) this.hold.scrollIntoView({ block: "center" });
-    else if (this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+    else if (this.stick) this._toBottom();
+  }
+
+  _toBottom() {
+    const s = this.scroller;
+    s.scrollTop = s.scrollHeight;
+    this.ownTop = s.scrollTop;
   }
 
   render() {
@@ -201,7 +226,7 @@ export class ChatView {
     if (textOnly) {
       // Most frames of a streaming reply: only its text grew. That bubble alone is patched.
       textOnly.view.updateText(textOnly.msg);
-      if (!this.pin && this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+      if (!this.pin && this.stick) this._toBottom();
       return;
     }
 
@@ -258,7 +283,7 @@ export class ChatView {
     });
     runFor(FIRST_PAINT_BUDGET_MS);
     if (this.target != null) this._showTarget();
-    if (!this.pin && this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+    if (!this.pin && this.stick) this._toBottom();
   }
 
   /**
@@ -358,9 +383,13 @@ export class ChatView {
     const steer = new Set(state.queue.filter((q) => q.steer).map((q) => q.message_id));
     // The turn this window followed has ended: a call it left "running" will not finish.
     const turnOver = !!state.turn && state.turn.status !== "running";
-    // Queued messages are answered after the running reply, so they are shown after it.
-    const order = state.messages.some((m) => m.status === "queued")
-      ? [...state.messages.filter((m) => m.status !== "queued"), ...state.messages.filter((m) => m.status === "queued")]
+    // A queued message shows once: as its chip by the composer (with its Remove button)
+    // while the queue holds it. Others still queued are answered after the running
+    // reply, so they are shown after it.
+    const chips = new Set(state.queue.map((q) => q.message_id));
+    const queued = (m) => m.status === "queued";
+    const order = state.messages.some(queued)
+      ? [...state.messages.filter((m) => !queued(m)), ...state.messages.filter((m) => queued(m) && !chips.has(m.id))]
       : state.messages;
     // A tool result shows inside its call's row; only orphans get a bubble.
     const inCall = (m) => m.role === "tool" && callIds.has(m.toolCallId);

@@ -1,0 +1,36 @@
+"""Small things that read as unfinished, in a real Chromium against the real server:
+a queued message shown once, toasts clear of the composer, a denied call's label.
+
+Every wait is on a DOM state or on the fake provider's own events; no sleeps.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.ui import CHROMIUM, open_chat, replies, send
+from tests.fakeprovider import script as S
+
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(CHROMIUM),
+    reason=f"browser tests need Chromium at {CHROMIUM} (apt-get install -y --no-install-recommends chromium)")
+
+
+def test_a_queued_message_shows_once_as_its_chip(page, setup):
+    chat = setup.chat(title="Queued once")
+    setup.fake.enqueue([S.text("Working on it. "), S.hang(), S.text("Done.")], S.reply("Answer to two."))
+    open_chat(page, setup.server, chat, "Queued once")
+    send(page, "one")
+    setup.fake.wait_hanging()
+    send(page, "two")
+    chip = page.locator(".queue .queue-chip")
+    expect(chip).to_have_count(1)
+    expect(chip).to_contain_text("Queued: two")
+    # The chip is where it shows (with its Remove button); no bubble for it too.
+    expect(page.locator("article.msg.user", has_text="two")).to_have_count(0)
+    setup.fake.release()
+    expect(page.locator(".queue")).to_be_hidden()
+    expect(replies(page).last.locator(".msg-body")).to_have_text("Answer to two.")
+    expect(page.locator("article.msg.user", has_text="two")).to_have_count(1)
