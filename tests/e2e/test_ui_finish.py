@@ -34,3 +34,21 @@ def test_a_queued_message_shows_once_as_its_chip(page, setup):
     expect(page.locator(".queue")).to_be_hidden()
     expect(replies(page).last.locator(".msg-body")).to_have_text("Answer to two.")
     expect(page.locator("article.msg.user", has_text="two")).to_have_count(1)
+
+
+def test_a_call_the_person_denied_reads_denied_not_failed(page, setup):
+    chat = setup.chat(title="Denied call")
+    setup.fake.enqueue([S.tool_call(0, "call_1", "guarded", '{"text": "no"}')], S.reply("Understood."))
+    open_chat(page, setup.server, chat, "Denied call")
+    send(page, "Use the guarded tool")
+    card = page.get_by_role("group", name="Approval needed for guarded")
+    card.get_by_role("button", name="Deny…").click()
+    card.get_by_role("textbox", name="Reason for denying").fill("not now")
+    card.get_by_role("button", name="Deny", exact=True).click()
+    expect(replies(page).last.locator(".msg-body")).to_have_text("Understood.")
+    row = page.locator("details.tool-call")
+    expect(row).to_have_attribute("data-state", "denied")
+    expect(row.locator(".tool-state")).to_have_text("denied")
+    # The same after a reload, from the saved result.
+    page.reload()
+    expect(page.locator("details.tool-call .tool-state")).to_have_text("denied")

@@ -12,8 +12,13 @@ export function prettyJson(value) {
   try { return JSON.stringify(JSON.parse(value), null, 2); } catch { return value; }
 }
 
+// How the server words the result of a call the person (or a "deny" rule) did not allow
+// (backend/core/agent.py): the call did not fail, it was refused.
+export const DENIED_PREFIX = "The person did not allow this call.";
+
 function stateOf(call) {
   if (call.ok === true) return ["ok", "ok"];
+  if (call.ok === false && typeof call.output === "string" && call.output.startsWith(DENIED_PREFIX)) return ["denied", "denied"];
   if (call.ok === false) return ["err", "failed"];
   if (call.state === "approval") return ["wait", "waiting for you"];
   if (call.state === "preparing") return ["run", "preparing…"];
