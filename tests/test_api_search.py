@@ -178,6 +178,23 @@ def test_highlights_are_offsets_in_code_points_of_plain_text(api, server):
     assert item["highlights"] == [[10, 15], [38, 43]] and hits(item) == ["zebra", "zebra"]
 
 
+def test_snippets_are_plain_text_without_markdown_syntax(api, server):
+    chat = new_chat(api)
+    add_message(server, chat["id"], "assistant",
+                "## Walrus facts\n\n- [x] The **walrus** uses its `tusks` to climb; see "
+                "[the walrus page](https://example.org/walrus) and *more* ~~walrus~~ lore.\n"
+                "> A quoted walrus\n\n```python\nwalrus = 1\n```\n| walrus | tusk |\n|---|---|")
+    [item] = search(api, "walrus")
+    text = item["snippet"]
+    for syntax in ("**", "##", "`", "](", "~~", "> ", "- [x]", "|"):
+        assert syntax not in text, (syntax, text)
+    assert "see the walrus page and more walrus lore. A quoted walrus walrus = 1 walrus tusk" in text
+    assert set(hits(item)) == {"walrus"}
+    # What only looks like syntax stays: a snake_case name, a product.
+    add_message(server, chat["id"], "user", "the snake_case name of 2*3*4")
+    assert search(api, "snake_case")[0]["snippet"] == "the snake_case name of 2*3*4"
+
+
 # -- validation -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("query, field", [

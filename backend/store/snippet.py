@@ -72,9 +72,37 @@ class _Finder:
         return out
 
 
+# Markdown syntax a snippet shows without (replies are Markdown; a snippet is one line of
+# plain text): what marks up a line, then what marks up words. Code and words stay.
+_LINE_MARKS = [
+    (re.compile(r"^[ \t]*(```|~~~).*$", re.M), ""),                    # code fences
+    (re.compile(r"^[ \t]*([-*_][ \t]*){3,}$", re.M), ""),               # rules
+    (re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$", re.M), ""),  # table rules
+    (re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+|[ \t]+#+[ \t]*$", re.M), ""),  # headings
+    (re.compile(r"^[ \t]*(>[ \t]?)+", re.M), ""),                        # quotes
+    (re.compile(r"^[ \t]*([-*+]|\d{1,9}[.)])[ \t]+(\[[ xX]\][ \t]+)?", re.M), ""),  # list items, tasks
+]
+_WORD_MARKS = [
+    (re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)"), r"\1"),  # links, images: their text
+    (re.compile(r"<((?:https?|mailto):[^>\s]+)>"), r"\1"),             # autolinks
+    (re.compile(r"\*\*|__|~~|`+"), ""),                                  # strong, strike, code
+    (re.compile(r"(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])"), ""),          # *emphasis*
+    (re.compile(r"(?<!\w)_(?=\S)|(?<=\S)_(?!\w)"), ""),                  # _emphasis_ (not snake_case)
+    (re.compile(r"(?<=\S)[ \t]*\|[ \t]*(?=\S)|^[ \t]*\||\|[ \t]*$", re.M), " "),  # table cells
+]
+
+
+def plain(text: str) -> str:
+    """The text without its Markdown syntax: what a reader sees, as one string."""
+    for pattern, repl in _LINE_MARKS + _WORD_MARKS:
+        text = pattern.sub(repl, text)
+    return text
+
+
 def make(text: str, phrases: list[Phrase]) -> tuple[str, list[list[int]]]:
-    """(snippet, [[start, end], …]) — offsets count code points of the snippet
-    (in JavaScript: indexes into Array.from(snippet))."""
+    """(snippet, [[start, end], …]) of the text read as plain text (no Markdown syntax) —
+    offsets count code points of the snippet (in JavaScript: indexes into Array.from(snippet))."""
+    text = plain(text)
     finder = _Finder(phrases)
     spans, folded = [], []  # (start, end) of each word read, and its folded form
     hits: list[tuple[int, int, int]] = []  # (first word, words, phrase index)
