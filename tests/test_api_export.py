@@ -43,10 +43,23 @@ def test_markdown_export_is_readable(setup):
     assert r.headers["Content-Disposition"].startswith('attachment; filename="Plans-unicode-x-')
     md = r.body.decode()
     assert md.startswith("# Plans: ünïcode / ../<x>\n")
-    assert "## You · " in md and "## Assistant · " in md and "## Tool result · " in md
+    assert "## You · " in md and "## Tool result · " in md
+    # The model by its catalog label, in the chat's line and heading each reply it wrote.
+    assert "model Fake — exported from Numi" in md and setup.model["id"] not in md
+    assert md.count("\n## Fake · ") == 2 and "## Assistant" not in md
     assert "<details><summary>Reasoning</summary>\n\nLet me shout it.\n\n</details>" in md
     assert "**Tool call** `upper` (`call_a`)\n\n```json\n{\"text\": \"abc\"}\n```" in md
     assert "- Attachment: picture.png (image/png" in md and "Loud: ABC" in md
+
+
+def test_markdown_export_names_a_removed_model_by_its_id(setup):
+    chat = rich_chat(setup)
+    model_id = setup.model["id"]
+    assert setup.api.delete(f"/api/models/{model_id}").status == 204
+    md = setup.api.get(f"/api/chats/{chat}/export?format=md").body.decode()
+    assert md.count(f"\n## `{model_id}` · ") == 2
+    zipped = export_zip(setup.api).read(f"chats/Plans-unicode-x-{chat}.md").decode()
+    assert zipped == md
 
 
 def test_export_refuses_bad_format_and_unknown_or_deleted_chats(setup):

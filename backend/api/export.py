@@ -31,7 +31,7 @@ def export_chat(chat_id):
     store = runtime().files
     stem = f"{fmt.safe_stem(chat.title)}-{chat.id}"
     if kind == "md":
-        body, mime = fmt.to_markdown(fmt.chat_export(chat)), "text/markdown; charset=utf-8"
+        body, mime = fmt.to_markdown(fmt.chat_export(chat), fmt.model_labels()), "text/markdown; charset=utf-8"
     else:
         # Inline bytes: one chat's JSON is a complete export on its own.
         def inline(sha):

@@ -28,7 +28,7 @@ import zipfile
 from pathlib import Path
 
 from backend import __version__
-from backend.store.models import Chat, Folder, Message
+from backend.store.models import Chat, Folder, Message, ModelEntry
 from backend.store.serialize import _tool_call, attachment_ids, files_by_id, iso
 
 FORMAT = "numi-export"
@@ -107,17 +107,32 @@ def _when(value: str | None) -> str:
     return value[:16].replace("T", " ") + " UTC" if value else ""  # to the minute: for reading
 
 
-def to_markdown(chat: dict) -> str:
-    """A readable rendering of one exported chat (not meant to be imported)."""
+def model_labels() -> dict[str, str]:
+    """Each catalog model's id → the name people know it by (its label, else its API name)."""
+    return {m.id: m.label or m.api_model for m in ModelEntry.select(ModelEntry.id, ModelEntry.label, ModelEntry.api_model)}
+
+
+def _model_name(model_id: str, labels: dict[str, str]) -> str:
+    # A model removed from the catalog since keeps its id: the only name left for it.
+    return labels.get(model_id) or f"`{model_id}`"
+
+
+def to_markdown(chat: dict, labels: dict[str, str] | None = None) -> str:
+    """A readable rendering of one exported chat (not meant to be imported); `labels` names
+    the models (model_labels()), and each reply is headed with the model that wrote it."""
+    labels = labels or {}
     out = [f"# {chat['title'] or 'Untitled chat'}", ""]
     meta = [f"Created {_when(chat['created_at'])}"]
     if chat.get("model_id"):
-        meta.append(f"model `{chat['model_id']}`")
+        meta.append(f"model {_model_name(chat['model_id'], labels)}")
     out += ["_" + ", ".join(meta) + " — exported from Numi._", ""]
     if chat.get("system_prompt"):
         out += ["> **System prompt**", ">"] + [f"> {line}" for line in chat["system_prompt"].splitlines()] + [""]
     for m in chat["messages"]:
-        head = f"## {ROLE_NAMES.get(m['role'], m['role'])} · {_when(m['created_at'])}"
+        who = ROLE_NAMES.get(m["role"], m["role"])
+        if m["role"] == "assistant" and m.get("model_id"):
+            who = _model_name(m["model_id"], labels)
+        head = f"## {who} · {_when(m['created_at'])}"
         if m["role"] == "tool" and m.get("tool_call_id"):
             head += f" · `{m['tool_call_id']}`"
         if m["status"] != "complete":
@@ -154,10 +169,11 @@ def write_zip(target, chats, blob_path) -> None:
     streamed from disk; a blob missing from files/ is left out (its metadata stays).
     """
     exported = [chat_export(c) for c in chats]
+    labels = model_labels()
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(ZIP_JSON, json.dumps(document(exported), ensure_ascii=False, indent=1))
         for chat in exported:
-            zf.writestr(f"chats/{safe_stem(chat['title'])}-{chat['id']}.md", to_markdown(chat))
+            zf.writestr(f"chats/{safe_stem(chat['title'])}-{chat['id']}.md", to_markdown(chat, labels))
         seen = set()
         for chat in exported:
             for m in chat["messages"]:
