@@ -52,3 +52,32 @@ def test_a_call_the_person_denied_reads_denied_not_failed(page, setup):
     # The same after a reload, from the saved result.
     page.reload()
     expect(page.locator("details.tool-call .tool-state")).to_have_text("denied")
+
+
+RECTS = """() => {
+  const r = (el) => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+  return {composer: r(document.querySelector('.composer')), toasts: [...document.querySelectorAll('.toast')].map(r)};
+}"""
+
+
+def overlaps(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("size", [(1100, 760), (420, 640)], ids=["wide", "narrow"])
+def test_toasts_never_cover_the_composer(page, setup, size):
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    chat = setup.chat(title="Toasts")
+    setup.fake.enqueue(S.reply("Something to copy."))
+    open_chat(page, setup.server, chat, "Toasts")
+    send(page, "hello")
+    expect(replies(page).last.locator(".msg-body")).to_have_text("Something to copy.")
+    # A composer grown tall with a long draft, and three toasts stacked.
+    page.locator(".composer-input").fill("\n".join(f"line {i}" for i in range(30)))
+    for _ in range(3):
+        replies(page).last.get_by_role("button", name="Copy reply").click()
+    expect(page.locator(".toast")).to_have_count(3)
+    rects = page.evaluate(RECTS)
+    for toast in rects["toasts"]:
+        assert not overlaps(toast, rects["composer"]), rects
+        assert toast[1] >= 0 and toast[3] <= size[1], rects
