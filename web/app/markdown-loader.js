@@ -146,7 +146,7 @@ function decorate(root) {
     link.target = "_blank";
     link.rel = "noopener noreferrer";
     link.className = "remote-image";
-    link.textContent = `🖼 ${img.getAttribute("alt") || "image"} (opens ${safeHost(src)})`;
+    link.textContent = `${img.getAttribute("alt") || "image"} (opens ${safeHost(src)})`;
     img.replaceWith(link);
   }
   for (const pre of root.querySelectorAll("pre")) {

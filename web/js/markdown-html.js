@@ -28,7 +28,7 @@ const OPTIONS = {
   renderer: {
     image({ href, text }) {
       if (INLINE_IMAGE.test(href || "")) return false; // the default renderer; nothing to fetch
-      const label = `🖼 ${text || "image"} (${hostOf(href)})`;
+      const label = `${text || "image"} (${hostOf(href)})`;
       return `<a class="remote-image" href="${escapeHtml(href || "")}">${escapeHtml(label)}</a>`;
     },
     // A reply's "# Title" must not be a second h1 beside the chat's own title (nor an

@@ -34,7 +34,7 @@ export class ChatBanner {
     const parts = [];
     if (folder) {
       parts.push(h("span", { class: "chip folder-chip" }, `In folder “${folder.name}”`),
-        h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Start this chat outside the folder ${folder.name}`, onclick: () => this.actions.setDraft({ folderId: null }) }, "✕"));
+        h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Start this chat outside the folder ${folder.name}`, onclick: () => this.actions.setDraft({ folderId: null }) }, h("span", { class: "i i-close", "aria-hidden": "true" })));
     }
     parts.push(h("button", {
       type: "button", class: `temp-toggle${temporary ? " on" : ""}`, "aria-pressed": String(temporary),

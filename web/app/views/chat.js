@@ -482,7 +482,7 @@ export class ChatView {
     this.noticeShown = n;
     this.noticeInReply = inReply;
     if (!n || n === this.dismissedNotice) { this.notice.replaceChildren(); return; }
-    const dismiss = h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Dismiss", onclick: () => { this.dismissedNotice = n; this.noticeShown = null; this.render(); } }, "✕");
+    const dismiss = h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Dismiss", onclick: () => { this.dismissedNotice = n; this.noticeShown = null; this.render(); } }, h("span", { class: "i i-close", "aria-hidden": "true" }));
     if (n.kind === "fallback") {
       this.notice.replaceChildren(h("div", { class: "notice info", role: "status" },
         h("span", {}, `${modelLabel(n.from_model_id)} did not answer, so ${modelLabel(n.to_model_id)} is answering instead.`,

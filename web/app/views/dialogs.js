@@ -13,7 +13,7 @@ export function sheet(title, ...body) {
   const titleId = `sheet-title-${++sheets}`;
   const d = h("dialog", { class: "sheet", "aria-labelledby": titleId, "aria-modal": "true" },
     h("div", { class: "sheet-head" }, h("h2", { id: titleId }, title),
-      h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Close", onclick: () => d.close() }, "✕")),
+      h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Close", onclick: () => d.close() }, h("span", { class: "i i-close", "aria-hidden": "true" }))),
     ...body);
   // Focus goes back to what opened the sheet (or the message box if that is gone).
   const opener = document.activeElement;

@@ -15,7 +15,7 @@ export function toast(text, { action, onAction, ms = 4000 } = {}) {
   const close = () => { clearTimeout(timer); el.remove(); };
   const el = h("div", { class: "toast" }, h("span", {}, text),
     action ? h("button", { type: "button", class: "ghost accent", onclick: () => { close(); onAction(); } }, action) : null,
-    h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Dismiss", onclick: close }, "✕"));
+    h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Dismiss", onclick: close }, h("span", { class: "i i-close", "aria-hidden": "true" })));
   region.append(el);
   timer = setTimeout(close, ms);
   return close;

@@ -33,11 +33,10 @@ let rows = 0;
 /** A label that folds its section: a button with aria-expanded (not a nested <summary>). */
 function foldButton(label, target) {
   const b = h("button", { type: "button", class: "tool-label tool-fold", "aria-expanded": "true", "aria-controls": target.id },
-    h("span", { class: "fold-caret", "aria-hidden": "true" }, "▾"), label);
+    h("span", { class: "i i-caret fold-caret", "aria-hidden": "true" }), label);
   b.addEventListener("click", () => {
     const open = b.getAttribute("aria-expanded") !== "true";
     b.setAttribute("aria-expanded", String(open));
-    b.firstChild.textContent = open ? "▾" : "▸";
     target.hidden = !open;
   });
   return b;
@@ -65,7 +64,7 @@ export class ToolCallRow {
     const argsBody = h("div", { id: `tool-argsbody-${id}` }, this.args);
     this.edited = h("span", { class: "chip edited-chip", hidden: true, title: "You changed the arguments before allowing the call: these are what ran" }, "edited by you");
     this.el = h("details", { class: "tool-call" },
-      h("summary", {}, h("span", { class: "tool-icon", "aria-hidden": "true" }, "⚙"), this.name, this.preview,
+      h("summary", {}, h("span", { class: "i i-gear tool-icon", "aria-hidden": "true" }), this.name, this.preview,
         this.spinner, this.badge, this.exit, this.elapsed, this.time),
       h("div", { class: "tool-section" }, foldButton("Arguments", argsBody), this.edited, argsBody),
       this.outWrap);

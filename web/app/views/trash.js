@@ -10,7 +10,7 @@ import { schedule } from "../store.js";
 export function placeHeader(title, titleId, actions, ...extra) {
   const heading = h("h1", { class: "chat-title", id: titleId, tabindex: -1 }, title);
   return [heading, h("header", { class: "chat-header" },
-    h("button", { type: "button", class: "ghost icon-btn only-narrow drawer-toggle", "aria-label": "Show chats", "aria-controls": "sidebar", "aria-expanded": "false", onclick: () => actions.openSidebar() }, "☰"),
+    h("button", { type: "button", class: "ghost icon-btn only-narrow drawer-toggle", "aria-label": "Show chats", "aria-controls": "sidebar", "aria-expanded": "false", onclick: () => actions.openSidebar() }, h("span", { class: "i i-menu", "aria-hidden": "true" })),
     heading, h("span", { class: "spacer" }), ...extra)];
 }
 
