@@ -6,13 +6,12 @@ DOM state or on the fake's own events (a response parked in a `hang` step).
 from __future__ import annotations
 
 import os
-import re
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.test_search import fill_chat, open_search
-from tests.e2e.ui import CHROMIUM, open_chat, replies, send, sign_in, wait_chat_ready
+from tests.e2e.test_search import fill_chat, open_hit_in_chat
+from tests.e2e.ui import CHROMIUM, open_chat, replies, send
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(
@@ -42,26 +41,24 @@ def distance(page) -> float:
 def test_sending_after_a_search_hit_follows_the_new_reply(page, setup):
     chat = setup.chat(title="Long history")
     ids = fill_chat(setup.server, chat, 40, {3: "remember the lighthouse keeper"})
-    sign_in(page, setup.server)
-    page.goto(f"http://127.0.0.1:{setup.server.port}/?pagesize=10#/c/{chat}")
-    wait_chat_ready(page, "Long history")
-    dialog, box = open_search(page)
-    box.fill("lighthouse")
-    expect(dialog.get_by_role("option")).to_have_count(1)
-    box.press("Enter")
-    found = page.locator(f'article.msg[data-id="{ids[3]}"]')
-    expect(found).to_have_class(re.compile(r"\bmsg-found\b"))
+    open_hit_in_chat(page, setup.server, chat, "Long history", "lighthouse", ids[3], pagesize=10)
     assert distance(page) > 500  # the hit is far up the thread
 
     setup.fake.enqueue([S.text(long_text("First")), S.hang(), S.text(long_text("Then"))])
     page.locator(".composer-input").click()
     send(page, "a new question")
     setup.fake.wait_hanging()
-    expect(replies(page).last).to_contain_text("First paragraph 39")
-    assert distance(page) <= AT_BOTTOM_PX, "the new message and its reply are not in view"
+    follows_to_the_end(page, setup, "First", "Then")
+
+
+def follows_to_the_end(page, setup, first: str, then: str) -> None:
+    """With the reply parked after its `first` part: at the bottom now, and again once
+    the fake is let go and the reply ends with its `then` part."""
+    expect(replies(page).last).to_contain_text(f"{first} paragraph 39")
+    assert distance(page) <= AT_BOTTOM_PX, "the reply being written is not followed"
     setup.fake.release()
     expect(replies(page).last).to_have_attribute("data-status", "complete")
-    expect(replies(page).last).to_contain_text("Then paragraph 39")
+    expect(replies(page).last).to_contain_text(f"{then} paragraph 39")
     assert distance(page) <= AT_BOTTOM_PX, "the reply was not followed to its end"
 
 
@@ -82,12 +79,7 @@ def test_a_queued_message_that_starts_its_own_reply_is_followed(page, setup, ste
     # The first reply ends with no tool step, so "two" starts a reply of its own.
     setup.fake.wait_hanging()
     expect(replies(page)).to_have_count(2)
-    expect(replies(page).last).to_contain_text("Second paragraph 39")
-    assert distance(page) <= AT_BOTTOM_PX, "the queued message's reply is not followed"
-    setup.fake.release()
-    expect(replies(page).last).to_have_attribute("data-status", "complete")
-    expect(replies(page).last).to_contain_text("End paragraph 39")
-    assert distance(page) <= AT_BOTTOM_PX, "the queued message's reply was not followed to its end"
+    follows_to_the_end(page, setup, "Second", "End")
 
 
 def set_hidden(page, hidden: bool) -> None:
@@ -119,3 +111,22 @@ def test_a_window_shown_again_is_at_the_end_of_the_reply_that_finished_while_hid
     set_hidden(page, False)
     expect(replies(page).last).to_contain_text("Rest paragraph 39")
     assert distance(page) <= AT_BOTTOM_PX, "the window shown again is not at the end of the reply"
+
+
+def test_a_person_who_scrolls_up_is_left_where_they_are(page, setup):
+    chat = setup.chat(title="Reading back")
+    setup.fake.enqueue([S.text(long_text("Start")), S.hang(), S.text(long_text("Rest"))])
+    open_chat(page, setup.server, chat, "Reading back")
+    send(page, "a long question")
+    setup.fake.wait_hanging()
+    expect(replies(page).last).to_contain_text("Start paragraph 39")
+    page.locator(".chat .scroller").hover()
+    page.mouse.wheel(0, -800)
+    page.wait_for_function("() => { const s = document.querySelector('.chat .scroller');"
+                           " return s.scrollHeight - s.scrollTop - s.clientHeight > 700; }")
+    top = page.evaluate("() => document.querySelector('.chat .scroller').scrollTop")
+    setup.fake.release()
+    expect(replies(page).last).to_have_attribute("data-status", "complete")
+    expect(replies(page).last).to_contain_text("Rest paragraph 39")
+    assert distance(page) > 2000
+    assert page.evaluate("() => document.querySelector('.chat .scroller').scrollTop") == top

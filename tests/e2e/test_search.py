@@ -99,19 +99,26 @@ def test_ctrl_k_finds_an_old_message_and_opens_the_chat_at_it(page, server):
     assert set(range(ids[10], ids[449] + 1)) <= set(shown)
 
 
+def open_hit_in_chat(page, server, chat: str, title: str, query: str, message_id: int, pagesize: int = 5):
+    """Open the chat (newest `pagesize` messages), search for `query` (one hit, `message_id`)
+    and open it; returns the hit's bubble, marked as found."""
+    sign_in(page, server)
+    page.goto(f"http://127.0.0.1:{server.port}/?pagesize={pagesize}#/c/{chat}")
+    wait_chat_ready(page, title)
+    dialog, box = open_search(page)
+    box.fill(query)
+    expect(dialog.get_by_role("option")).to_have_count(1)
+    box.press("Enter")
+    found = page.locator(f'article.msg[data-id="{message_id}"]')
+    expect(found).to_have_class(re.compile(r"\bmsg-found\b"))
+    return found
+
+
 def test_search_in_the_open_chat_scrolls_to_the_message(page, server):
     api = server.api()
     chat = new_chat(api, "Notes")
     ids = fill_chat(server, chat, 30, {3: "remember the lighthouse keeper"})
-    sign_in(page, server)
-    page.goto(f"http://127.0.0.1:{server.port}/?pagesize=5#/c/{chat}")
-    wait_chat_ready(page, "Notes")
-    dialog, box = open_search(page)
-    box.fill("lighthouse")
-    expect(dialog.get_by_role("option")).to_have_count(1)
-    box.press("Enter")
-    found = page.locator(f'article.msg[data-id="{ids[3]}"]')
-    expect(found).to_have_class(re.compile(r"\bmsg-found\b"))
+    found = open_hit_in_chat(page, server, chat, "Notes", "lighthouse", ids[3])
     expect(found).to_be_in_viewport()
 
 

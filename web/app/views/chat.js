@@ -79,10 +79,11 @@ export class ChatView {
     this.stick = true;
     this.scroller.addEventListener("scroll", () => {
       const s = this.scroller;
-      // The event of our own scroll to the bottom comes a frame later, when more may
-      // have gone in below (a finished reply, a queued message's answer): it is not the
-      // person scrolling away, so only a position we did not set is read as theirs.
-      if (this.ownTop != null && Math.abs(s.scrollTop - this.ownTop) < 2) return;
+      // A scroll event comes a frame after the scroll, when more may have gone in below
+      // (a finished reply, a queued message's answer) and the composer may have changed
+      // height. A position at or below where the view last put the bottom is not the
+      // person scrolling away: only a move up from there is read as theirs.
+      if (this.ownTop != null && s.scrollTop >= this.ownTop - 2) return;
       this.ownTop = null;
       this.stick = s.scrollHeight - s.scrollTop - s.clientHeight < 120;
     }, { passive: true });
