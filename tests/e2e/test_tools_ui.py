@@ -38,6 +38,44 @@ def shell_call(call_id: str, command: str) -> list[dict]:
     return [S.tool_call(0, call_id, "shell", json.dumps({"command": command}))]
 
 
+# A chat socket's events handed to the page one per frame (the app socket's as they come),
+# and the queue chips each drawn frame showed: after a reload the socket re-sends the last
+# turn in one burst, which a fast page folds into a single frame and a loaded one draws in
+# several. Paced, every state the replay passes through is drawn, so a row or chip shown
+# for a moment is shown every run.
+PACED_SCRIPT = r"""
+(() => {
+  const Real = window.WebSocket;
+  const chips = window.__chips = [];
+  window.WebSocket = class extends Real {
+    set onmessage(fn) {
+      if (this.url.includes("/ws/_app")) { super.onmessage = fn; return; }
+      const waiting = [];
+      let busy = false;
+      const next = () => {
+        busy = waiting.length > 0;
+        if (!busy) return;
+        fn.call(this, waiting.shift());
+        requestAnimationFrame(() => setTimeout(() => {
+          chips.push(document.querySelectorAll(".queue .queue-chip").length);
+          next();
+        }));
+      };
+      super.onmessage = (m) => { waiting.push(m); if (!busy) next(); };
+    }
+  };
+})();
+"""
+
+
+def reload_paced(page, title: str) -> tuple[list[int], int]:
+    """reload_counting_bubbles with the chat socket's events paced (PACED_SCRIPT): the
+    bubble counts drawn, and the most queue chips any frame showed."""
+    page.add_init_script(PACED_SCRIPT)
+    counts = reload_counting_bubbles(page, title)
+    return counts, max(page.evaluate("window.__chips"), default=0)
+
+
 def transcript(page) -> list[tuple[str, str]]:
     """The thread as shown, in order: (role, text) — a reply's tool calls by name."""
     rows = page.evaluate("""() => [...document.querySelectorAll(".messages > article.msg")].map((m) => {
@@ -205,10 +243,12 @@ def test_steer_with_ctrl_enter_lands_between_the_tool_row_and_the_answer(page, s
 
     # A reload shows the same order from history, and still once the socket has re-sent
     # the turn (it ended under 180 s ago) and the page re-read the newest page at its end.
-    counts = reload_counting_bubbles(page, "E2E steer")
+    counts, chips = reload_paced(page, "E2E steer")
     expect(replies(page).last.locator(".msg-body")).to_have_text("Done, in French.")
-    # No row left the screen on the way: the replay wrote the steering message too.
+    # No row left the screen on the way (the replay wrote the steering message too), and
+    # the message it names as queued before it was steered, already moved, is not shown.
     assert counts == [4]
+    assert chips == 0
     assert transcript(page) == [("user", "find it"), ("assistant", "Looking + tool:upper"),
                                 ("user", "answer in French"), ("assistant", "Done, in French.")]
 
@@ -245,8 +285,9 @@ def test_a_regenerated_reply_that_was_steered_reloads_whole(page, setup):
 
     # Reloaded, the socket re-sends the regenerated turn (steering message and all): the
     # history read after the regenerate already holds all of it, and none of it goes.
-    counts = reload_counting_bubbles(page, "E2E regen steered")
+    counts, chips = reload_paced(page, "E2E regen steered")
     assert counts == [len(shown)]
+    assert chips == 0
     assert transcript(page) == shown
 
 
@@ -280,7 +321,7 @@ def test_a_message_queued_behind_a_tool_turn_leaves_that_turn_on_screen(page, se
                       ("assistant", "Found it."), ("assistant", "Second answer.")]
 
     # After a reload the socket re-sends that last turn: the rows before it stay too.
-    counts = reload_counting_bubbles(page, "E2E queued behind tools")
+    counts, _ = reload_paced(page, "E2E queued behind tools")
     assert counts == [len(shown)]
     assert transcript(page) == shown
 

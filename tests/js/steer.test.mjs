@@ -184,6 +184,40 @@ describe("steered", () => {
     assert.deepEqual(s.messages.filter((m) => m.role !== "tool").map((m) => m.id), [1, 2, 5]);
   });
 
+  test("the turn re-sent after a reload never shows the message it names queued, history holding it moved", () => {
+    nextId = 0;
+    const row = (id, fields) => ({ id, chat_id: "c", reasoning: "", tool_calls: [], tool_call_id: null,
+                                   model_id: null, usage: null, error: null, attachments: [], request_id: null,
+                                   status: "complete", ...fields });
+    let s = loadHistory(initialState("c"), [
+      row(1, { role: "user", content: "find it", request_id: "r1" }),
+      row(2, { role: "assistant", content: "Looking", tool_calls: [{ id: "c1", name: "upper", arguments: "{}" }] }),
+      row(4, { role: "tool", content: "ABC", tool_call_id: "c1" }),
+      row(5, { role: "user", content: "answer in French", request_id: "r2" }),
+      row(6, { role: "assistant", content: "Done, in French." }),
+    ], false);
+    const replay = [
+      ev("turn_start", { user_message_id: 1, continue_message_id: null }),
+      ev("content", { delta: "Looking", message_id: 2 }),
+      ev("accepted", { request_id: "r2", message_id: 3, queued: true, steer: true }),
+      ev("queue", { turn_id: null, items: [{ message_id: 3, preview: "answer in French", steer: true }] }),
+      ev("tool_start", { call_id: "c1", name: "upper", arguments: "{}", message_id: 2 }),
+      ev("tool_end", { call_id: "c1", name: "upper", ok: true, output: "ABC", duration_ms: 3 }),
+      ev("queue", { turn_id: null, items: [] }),
+      ev("steered", { message_id: 5, queued_id: 3, content: "answer in French" }),
+      ev("content", { delta: "Done, in French.", message_id: 6 }),
+      ev("done", { message_id: 6 }),
+      ev("turn_end", { status: "completed" }),
+    ];
+    // Each state is what one frame may draw when the replay spans several.
+    for (const e of replay) {
+      s = fold(s, [e]);
+      assert.deepEqual(s.messages.filter((m) => m.role !== "tool").map((m) => m.id), [1, 2, 5, 6], e.type);
+      assert.deepEqual(s.queue, [], e.type);
+    }
+    assert.deepEqual(summary(s).filter(([, role]) => role !== "tool"), expected);
+  });
+
   test("a later page with the moved row merges with it", () => {
     const { end } = steeringStory();
     const s = loadHistory(end, [{ id: 5, chat_id: "c", role: "user", content: "answer in French", reasoning: "",

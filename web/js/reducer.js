@@ -34,7 +34,8 @@ export function initialState(chatId) {
     queue: [],
     approvals: [],
     // Queued messages that left the queue in its last change (kept for a `steered` that
-    // follows, which moves one of them into the running turn) and the ids steered away.
+    // follows, which moves one of them into the running turn) and the ids moved away
+    // (steered, or seen moved in history: see `accepted`).
     unqueued: [],
     steered: [],
     title: null,
@@ -119,6 +120,13 @@ const HANDLERS = {
     const pending = state.pending.find((p) => p.requestId === e.request_id);
     const status = e.queued ? "queued" : "complete";
     const old = findMessage(state, e.message_id);
+    if (!old && movedSince(state, e)) {
+      // Replayed after a reload: history already holds the message where it was moved
+      // to (steered, or re-saved to start the next turn); the row named here is gone.
+      const steered = state.steered.includes(e.message_id) ? state.steered : [...state.steered, e.message_id];
+      return { ...state, steered,
+               pending: pending ? state.pending.filter((p) => p !== pending) : state.pending };
+    }
     const message = old
       ? { ...old, status: old.status === "queued" || old.status === "complete" ? status : old.status }
       : newMessage(e.message_id, "user", {
@@ -335,6 +343,15 @@ const HANDLERS = {
 
 // --- helpers ---------------------------------------------------------------------------
 
+/**
+ * An `accepted` for a queued message that a row of the same request already replaced:
+ * a message keeps its request id when the server moves it to a new row.
+ */
+function movedSince(state, e) {
+  return e.queued && e.request_id != null
+    && state.messages.some((m) => m.requestId === e.request_id && m.id !== e.message_id);
+}
+
 function turnRunning(state) {
   return !!state.turn && state.turn.status === "running";
 }
@@ -500,7 +517,9 @@ function dropApproval(state, callId) {
  * between turns, the oldest one: it is the message whose turn starts next.
  */
 function setQueue(state, items) {
-  const queue = items.map((i) => ({ message_id: i.message_id, preview: i.preview, steer: !!i.steer }));
+  // A replayed queue may still list a message history shows moved (see `accepted`).
+  const moved = new Set(state.steered);
+  const queue = items.filter((i) => !moved.has(i.message_id)).map((i) => ({ message_id: i.message_id, preview: i.preview, steer: !!i.steer }));
   const listed = new Set(queue.map((q) => q.message_id));
   const gone = state.messages.filter((m) => m.role === "user" && m.status === "queued" && !listed.has(m.id));
   const starting = !turnRunning(state) && gone.length ? gone[0].id : undefined;
