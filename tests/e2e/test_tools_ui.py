@@ -567,8 +567,9 @@ def test_new_states_are_named_and_readable(page, ws_setup):
     page.keyboard.press("Escape")
 
     page.keyboard.press("Control+,")
+    page.get_by_role("navigation", name="Settings sections").get_by_role("link", name="Tools & approvals").click()
     expect(page.locator(".approvals-policies select[data-tool='shell']")).to_be_visible()
-    assert_structure(a11y)
+    assert_structure(a11y, ("Chats", "Settings sections"))
     check([".approvals-policies .policy-name", ".approvals-policies .chip", ".rules-empty"])
 
 
