@@ -47,7 +47,7 @@ export class ChatView {
     this.settingsMark = h("button", { type: "button", class: "ghost settings-mark", hidden: true, onclick: () => actions.openChatSettings() }, "Custom");
     this.usage = h("span", { class: "chat-usage", hidden: true });
     this.header = h("header", { class: "chat-header" },
-      h("button", { type: "button", class: "ghost icon-btn only-narrow drawer-toggle", "aria-label": "Show chats", "aria-controls": "sidebar", "aria-expanded": "false", onclick: () => actions.openSidebar() }, "☰"),
+      h("button", { type: "button", class: "ghost icon-btn only-narrow drawer-toggle", "aria-label": "Show chats", "aria-controls": "sidebar", "aria-expanded": "false", onclick: () => actions.openSidebar() }, h("span", { class: "i i-menu", "aria-hidden": "true" })),
       this.title, this.status, h("span", { class: "spacer" }), this.usage, this.settingsMark, this.workspace,
       h("button", { type: "button", class: "ghost", "aria-label": "Chat settings: system prompt, temperature, reasoning, workspace, tool approvals", onclick: () => actions.openChatSettings(), hidden: !session }, "Chat settings"));
 
@@ -365,7 +365,7 @@ export class ChatView {
     this.workspace.hidden = !path;
     if (!path) return;
     const name = folderName(path);
-    this.workspace.replaceChildren(h("span", { "aria-hidden": "true" }, "📁 "), name);
+    this.workspace.replaceChildren(h("span", { class: "i i-folder", "aria-hidden": "true" }), " ", name);
     this.workspace.title = path;
     this.workspace.setAttribute("aria-label", `Workspace: ${name} (${path}). Change it in the chat settings`);
   }

@@ -225,7 +225,7 @@ export class Composer {
         h("span", { class: "attach-name" }, a.name),
         h("span", { class: "attach-size" }, label)),
       a.state === "uploading" ? h("progress", { class: "attach-progress", max: 1, value: a.progress, "aria-label": `Uploading ${a.name}` }) : null,
-      h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove ${a.name}`, onclick: () => this._remove(a) }, "✕"));
+      h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove ${a.name}`, onclick: () => this._remove(a) }, h("span", { class: "i i-close", "aria-hidden": "true" })));
     const hadFocus = a.el?.contains(document.activeElement);
     if (a.el?.isConnected) a.el.replaceWith(el);
     a.el = el;
@@ -284,7 +284,7 @@ export class Composer {
       this.queue.replaceChildren(...(queue || []).map((q) => h("span", { class: `queue-chip${q.steer ? " steer" : ""}`, role: "listitem", dataset: { steer: q.steer ? "true" : "false" } },
         q.steer ? h("span", { class: "steer-mark", title: "Joins the running reply at its next step" }, "steer") : null,
         h("span", { class: "queue-text", title: q.preview }, (q.steer ? "" : "Queued: ") + q.preview),
-        h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove ${q.steer ? "steering" : "queued"} message: ${q.preview}`, onclick: () => this.hooks.discard(q.message_id) }, "✕"))));
+        h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove ${q.steer ? "steering" : "queued"} message: ${q.preview}`, onclick: () => this.hooks.discard(q.message_id) }, h("span", { class: "i i-close", "aria-hidden": "true" })))));
     }
   }
 }

@@ -242,7 +242,7 @@ export class SettingsView {
       onchange: () => addFb.value && save({ fallbacks: [...m.fallbacks, addFb.value] }),
     }, h("option", { value: "" }, "+ fallback…"), ...others.map((o) => h("option", { value: o.id }, o.label)));
     const fbs = m.fallbacks.map((id, i) => h("span", { class: "chip" }, `${i + 1}. ${app.models.find((o) => o.id === id)?.label || id}`,
-      h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove fallback ${id}`, onclick: () => save({ fallbacks: m.fallbacks.filter((x) => x !== id) }) }, "✕")));
+      h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove fallback ${id}`, onclick: () => save({ fallbacks: m.fallbacks.filter((x) => x !== id) }) }, h("span", { class: "i i-close", "aria-hidden": "true" }))));
     return h("div", { class: "card model" },
       h("div", { class: "row" },
         h("span", { class: "grow" }, h("strong", {}, m.label), h("span", { class: "hint mono" }, ` ${m.api_model}`),

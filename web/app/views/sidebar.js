@@ -45,8 +45,8 @@ export class Sidebar {
       this.list, this.more,
       h("div", { class: "sidebar-places" }, this.archiveLink, this.trashLink),
       h("div", { class: "sidebar-bottom" },
-        h("button", { type: "button", class: "ghost", "aria-label": "Settings (Ctrl+,)", onclick: () => actions.settings() }, "⚙ Settings"),
-        h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Switch light or dark theme", onclick: () => actions.toggleTheme() }, "◐"),
+        h("button", { type: "button", class: "ghost", "aria-label": "Settings (Ctrl+,)", onclick: () => actions.settings() }, h("span", { class: "i i-gear", "aria-hidden": "true" }), " Settings"),
+        h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Switch light or dark theme", onclick: () => actions.toggleTheme() }, h("span", { class: "i i-contrast", "aria-hidden": "true" })),
         h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Keyboard shortcuts (?)", onclick: () => actions.help() }, "?")));
     this.key = "";
     this.renaming = null;
@@ -159,7 +159,7 @@ export class Sidebar {
         try { localStorage.setItem(COLLAPSED_KEY, JSON.stringify([...this.collapsed])); } catch { /* private mode */ }
         this.render();
       },
-    }, h("span", { class: "folder-caret", "aria-hidden": "true" }, open ? "▾" : "▸"),
+    }, h("span", { class: `folder-caret i i-caret${open ? "" : " closed"}`, "aria-hidden": "true" }),
     h("span", { class: "folder-name" }, folder.name));
     const menuKey = `folder:${folder.id}`;
     const menuBtn = h("button", {
@@ -295,7 +295,7 @@ export class Sidebar {
       class: "chat-link", href: `#/c/${encodeURIComponent(chat.id)}`,
       "aria-current": chat.id === current ? "page" : null, tabindex: -1,
       "aria-keyshortcuts": "ArrowUp ArrowDown Enter F2 Delete",
-    }, chat.pinned ? h("span", { class: "pin", role: "img", "aria-label": "pinned" }, "📌") : null, h("span", { class: "chat-name" }, title), ...marks);
+    }, chat.pinned ? h("span", { class: "pin i i-pin", role: "img", "aria-label": "pinned" }) : null, h("span", { class: "chat-name" }, title), ...marks);
     const menuBtn = h("button", {
       type: "button", class: "ghost icon-btn item-menu", "aria-label": `Options for ${title}`, "aria-haspopup": "menu", tabindex: -1,
       "aria-expanded": this.menuFor === chat.id ? "true" : "false",
