@@ -94,3 +94,8 @@ def test_a_refused_tool_call_names_the_setting_and_the_model_shows_tools_off(pag
     page.reload()
     expect(warning).to_contain_text("Fake has tools off")
     expect(warning).to_contain_text("Tools off: Fake Local refused tool definitions")
+    # Its link leads to the model's card in Settings, which says it too, by the tools switch.
+    warning.get_by_role("link", name="turn them on").click()
+    card = page.locator(".card.model", has_text="Fake")
+    expect(card.locator(".model-note")).to_contain_text("Tools off: Fake Local refused tool definitions")
+    expect(card.get_by_label("tools")).not_to_be_checked()

@@ -253,6 +253,8 @@ export class SettingsView {
           await reloadCatalog();
         } }, "Delete")),
       h("div", { class: "row" }, h("span", { class: "hint" }, "Supports:"), ...sup),
+      // What Numi learned about the model (a provider refusing its tools, say), where it is set.
+      m.note ? h("p", { class: "hint model-note" }, m.note) : null,
       h("div", { class: "row" }, h("span", { class: "hint" }, "If it fails, try:"), ...fbs, others.length ? addFb : null));
   }
 
