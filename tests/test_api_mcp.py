@@ -288,7 +288,7 @@ print(json.dumps(out))
 
 def test_real_secret_service(tmp_path):
     out = run_in_secret_service(tmp_path, SESSION_SCRIPT, SECRET)
-    assert out == {"keyring": {"available": True, "reason": None}, "set": ["Authorization"], "stored": True,
+    assert out == {"keyring": {"available": True, "reason": None, "cause": None, "fix": None}, "set": ["Authorization"], "stored": True,
                    "after_restart": [["Authorization"], {"state": "stopped", "error": None}], "gone": True}
     assert _files_containing(tmp_path / "data", b"mcp-api-test-4d9e2b7a1c") == []
 
