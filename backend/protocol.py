@@ -19,8 +19,8 @@ _SCHEMA: dict[str, dict[str, tuple]] = {
              "mode": (str, False)},
     "stop": {"clear_queue": (bool, False)},
     "resume": {"after_event_id": (int, True), "epoch": (str, False)},
-    "edit": {"message_id": (int, True), "content": (str, True)},
-    "regenerate": {"message_id": (int, True), "model_id": (str, False)},
+    "edit": {"message_id": (int, True), "content": (str, True), "request_id": (str, False)},
+    "regenerate": {"message_id": (int, True), "model_id": (str, False), "request_id": (str, False)},
     "continue": {},
     "approve": {"approval_id": (str, True), "decision": (str, True), "reason": (str, False),
                 "arguments": ((dict, str), False)},
@@ -57,9 +57,9 @@ def parse(text) -> dict:
 
 
 def _check_values(kind: str, frame: dict) -> None:
+    if frame.get("request_id") is not None and not 1 <= len(frame["request_id"]) <= 64:
+        raise BadFrame("\"request_id\" must be 1 to 64 characters.")
     if kind == "send":
-        if not 1 <= len(frame["request_id"]) <= 64:
-            raise BadFrame("\"request_id\" must be 1 to 64 characters.")
         attachments = frame.get("attachments") or []
         if len(attachments) > MAX_ATTACHMENTS or not all(isinstance(a, str) for a in attachments):
             raise BadFrame(f"\"attachments\" must be a list of at most {MAX_ATTACHMENTS} file ids.")

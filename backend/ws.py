@@ -20,9 +20,8 @@ from simple_websocket import ConnectionClosed
 
 from backend import protocol
 from backend.app import runtime
-from backend.store.db import db, is_busy_error, release_connection, short_connection
-from backend.store.models import Chat, Message as MessageRow
-from backend.store.serialize import message_to_dict
+from backend.store.db import is_busy_error, release_connection, short_connection
+from backend.turns import snapshot
 from backend.turns.registry import CommandError
 from backend.ws_flow import CLOSED_CHECK_S, Answers, Inbox, socket_selector
 
@@ -201,9 +200,9 @@ class Connection:
         elif kind == "resume":
             self.resume(frame["after_event_id"], frame.get("epoch"))
         elif kind == "edit":
-            reg.edit(chat, frame["message_id"], frame["content"])
+            reg.edit(chat, frame["message_id"], frame["content"], frame.get("request_id"))
         elif kind == "regenerate":
-            reg.regenerate(chat, frame["message_id"], frame.get("model_id"))
+            reg.regenerate(chat, frame["message_id"], frame.get("model_id"), frame.get("request_id"))
         elif kind == "continue":
             reg.continue_(chat)
         elif kind == "approve":
@@ -218,31 +217,16 @@ class Connection:
 
     def _stored_snapshot(self) -> dict:
         """No turn is retained in memory: the newest reply as saved stands in for its events."""
-        row = (MessageRow.select().where((MessageRow.chat == self.chat_id) & (MessageRow.role == "assistant")
-                                         & MessageRow.deleted_at.is_null())
-               .order_by(MessageRow.id.desc()).first())
-        last = self.hub.last_event_id
-        message = message_to_dict(row) if row else None
-        return {"type": "snapshot", "event_id": last, "turn_id": None, "epoch": self.hub.epoch,
-                "message_id": message and message["id"], "content": message["content"] if message else "",
-                "reasoning": message["reasoning"] if message else "",
-                "tool_calls": message["tool_calls"] if message else [],
-                "status": message["status"] if message else "complete", "last_event_id": last,
-                "queue": self.registry.queue_items(self.chat_id)}
+        return snapshot.stored(self.hub, self.chat_id, self.registry.queue_items(self.chat_id))
 
 
 @sock.route("/ws/<chat_id>")
 def chat_socket(ws, chat_id):
     raw = ws.sock
     try:
-        chat = Chat.get_or_none((Chat.id == chat_id) & Chat.deleted_at.is_null())
-        if chat is None:
+        if not runtime().registry.open_chat(chat_id):
             ws.close(reason=CLOSE_UNKNOWN_CHAT, message="No chat with that id.")
             return
-        if chat.unread:
-            with db.atomic():
-                Chat.update(unread=False).where(Chat.id == chat_id).execute()
-            runtime().registry.app_events.chat_changed(chat_id)
         connection = Connection(ws, runtime().registry, chat_id)
         start = _start_point()
         if isinstance(start, str):

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from backend.store.history import link_in_order_sql
 from tests.test_api_catalog import assert_invalid, make_model, make_provider
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -35,6 +36,8 @@ def add_message(server, chat_id, role="user", content="hi", **cols):
     conn = sqlite3.connect(server.data_dir / "numi.db", timeout=10)
     with conn:
         cur = conn.execute(f"INSERT INTO message ({names}) VALUES ({marks})", list(cols.values()))
+        for statement, args in link_in_order_sql(chat_id):  # the rows above form one branch
+            conn.execute(statement, args)
     conn.close()
     return cur.lastrowid
 

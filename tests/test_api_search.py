@@ -9,6 +9,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 
+from backend.store.history import link_in_order_sql
 from tests.fakeprovider import script as S
 from tests.numi_client import ServerProcess
 from tests.test_api_catalog import assert_invalid
@@ -409,6 +410,8 @@ def test_upgrade_indexes_existing_messages(tmp_path):
                          ("c_old", "assistant", "an old meerkat answer", None),
                          ("c_old", "tool", "meerkat tool output", None),
                          ("c_old", "user", "a deleted meerkat", 5.0)])
+        for statement, args in link_in_order_sql("c_old"):
+            con.execute(statement, args)
     con.close()
     server = ServerProcess(data).start()
     try:

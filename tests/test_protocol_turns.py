@@ -1,6 +1,7 @@
 """The WebSocket turn protocol against the real server process and the fake provider."""
 import json
 
+from backend.store.history import link_in_order_sql
 from backend.turns import hub
 from tests.fakeprovider import script as S
 
@@ -193,38 +194,6 @@ def test_stop_with_clear_queue_drops_waiting_messages(setup):
     assert [m["content"] for m in setup.messages(chat) if m["role"] == "user"] == ["m0"]
 
 
-def test_edit_rewrites_and_drops_what_followed(setup):
-    chat = setup.chat(title="t")
-    setup.fake.enqueue([S.text("one")], [S.text("two")])
-    sock = setup.socket(chat)
-    send(sock, "first question", "r1")
-    user_id = sock.until("accepted")["message_id"]
-    sock.until("turn_end")
-    sock.send(type="edit", message_id=user_id, content="better question")
-    start = sock.until("turn_start")
-    sock.until("turn_end")
-    assert start["user_message_id"] == user_id
-    assert start["rewound"] is True  # what followed was discarded: a client drops it
-    msgs = setup.messages(chat)
-    assert [(m["role"], m["content"]) for m in msgs] == [("user", "better question"), ("assistant", "two")]
-    assert setup.fake.requests[-1].body["messages"][-1]["content"] == "better question"
-
-
-def test_regenerate_replaces_the_reply(setup):
-    chat = setup.chat(title="t")
-    setup.fake.enqueue([S.text("one")], [S.text("two")])
-    sock = setup.socket(chat)
-    send(sock, "q", "r1")
-    reply_id = sock.until("done")["message_id"]
-    sock.until("turn_end")
-    sock.send(type="regenerate", message_id=reply_id)
-    assert sock.until("turn_start")["rewound"] is True
-    sock.until("turn_end")
-    msgs = setup.messages(chat)
-    assert [(m["role"], m["content"]) for m in msgs] == [("user", "q"), ("assistant", "two")]
-    assert msgs[1]["id"] != reply_id
-
-
 def test_edit_while_running_is_busy(setup):
     chat = setup.chat(title="t")
     setup.fake.enqueue([S.hang()])
@@ -414,6 +383,8 @@ def test_a_long_chat_sends_its_newest_turns_and_says_how_many_were_left_out(setu
     con = sqlite3.connect(setup.server.data_dir / "numi.db")
     with con:
         con.executemany("INSERT INTO message (chat_id, role, content, status, created_at) VALUES (?, ?, ?, ?, ?)", rows)
+        for statement, args in link_in_order_sql(chat):
+            con.execute(statement, args)
     con.close()
     setup.fake.enqueue([S.text("ok")])
     sock = setup.socket(chat)

@@ -256,38 +256,3 @@ def restore_chat(chat_id):
             chat.save()
     _changed(chat.id)
     return _chat_json(chat)
-
-
-# -- messages -----------------------------------------------------------------
-
-@bp.get("/api/chats/<chat_id>/messages")
-def list_messages(chat_id):
-    chat = _chat(chat_id)
-    limit = int_arg("limit", 50, 1, PAGE_MAX)
-    query = Message.select().where(Message.chat == chat.id, Message.deleted_at.is_null())
-    before = request.args.get("before", "")
-    if before:
-        if not (before.isascii() and before.isdigit()) or len(before) > 18:  # "²" is a digit int() refuses
-            raise invalid({"before": "Must be a message id from this chat's messages."})
-        query = query.where(Message.id < int(before))
-    rows = list(query.order_by(Message.id.desc()).limit(limit + 1))
-    return {
-        "items": [message_to_dict(m) for m in reversed(rows[:limit])],
-        "has_more": len(rows) > limit,
-    }
-
-
-@bp.get("/api/chats/<chat_id>/usage")
-def chat_usage(chat_id):
-    """Tokens and cost of every saved reply in the chat, summed."""
-    from backend.turns import metrics
-
-    chat = _chat(chat_id)
-    total = metrics.empty()
-    replies = 0
-    rows = Message.select(Message.usage).where((Message.chat == chat.id) & (Message.role == "assistant")
-                                               & Message.deleted_at.is_null() & Message.usage.is_null(False))
-    for row in rows:
-        metrics.add(total, row.usage)
-        replies += 1
-    return {**total, "replies": replies}

@@ -183,8 +183,71 @@ def _v10_model_note(db):
     db.execute_sql("ALTER TABLE model ADD COLUMN note TEXT")
 
 
+def _v11_message_tree(db):
+    """A chat's messages form a tree: edit and regenerate add versions instead of hiding rows.
+
+    `parent_id` links each message to the one before it on its branch, `active_child_id`
+    remembers which child was on the active branch last (a switch returns to it), `depth`
+    is the place on the branch (a request counts what it leaves out without walking it),
+    and `chat.active_leaf_id` ends the branch the person sees.
+
+    Old rows: the live ones of a chat, in id order, are its one branch. A run of rows an
+    edit or regenerate hid (one `deleted_at`, consecutive ids) becomes an older version
+    under the live message before it, and is shown again; a hidden queued message was
+    never sent and stays hidden.
+    """
+    for sql in (
+        "ALTER TABLE message ADD COLUMN parent_id INTEGER",
+        "ALTER TABLE message ADD COLUMN active_child_id INTEGER",
+        "ALTER TABLE message ADD COLUMN depth INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE chat ADD COLUMN active_leaf_id INTEGER",
+        "CREATE INDEX message_tree ON message(chat_id, parent_id, id)",
+        # What a request leaves out is now counted by depth; migration 6's count is gone.
+        "DROP INDEX message_usable",
+    ):
+        db.execute_sql(sql)
+    rows = db.execute_sql("SELECT id, chat_id, deleted_at, status FROM message ORDER BY chat_id, id").fetchall()
+    links, shown, leaves = [], [], []
+    chat = None
+    for row_id, chat_id, deleted_at, status in rows:
+        if chat_id != chat:
+            if chat is not None and live:
+                leaves.append((live[0], chat))
+            chat, live, prev = chat_id, None, None  # live: (id, depth) ending the branch
+        if deleted_at is None:
+            parent = live
+            live = (row_id, parent[1] + 1 if parent else 0)
+            links.append((parent and parent[0], parent[1] + 1 if parent else 0, row_id))
+            prev = None
+        elif status == "queued":
+            prev = None
+            continue
+        else:
+            # Same hiding as the row before it: the next message of that older version.
+            parent = prev if prev is not None and prev[2] == deleted_at else live
+            depth = parent[1] + 1 if parent else 0
+            links.append((parent and parent[0], depth, row_id))
+            shown.append((row_id,))
+            prev = (row_id, depth, deleted_at)
+    if chat is not None and live:
+        leaves.append((live[0], chat))
+    db.execute_sql("CREATE TEMP TABLE IF NOT EXISTS _tree_links (parent_id INTEGER, depth INTEGER, id INTEGER)")
+    db.cursor().executemany("INSERT INTO _tree_links VALUES (?, ?, ?)", links)
+    db.execute_sql("""UPDATE message SET parent_id = l.parent_id, depth = l.depth
+                      FROM _tree_links AS l WHERE l.id = message.id""")
+    db.execute_sql("DROP TABLE _tree_links")
+    db.cursor().executemany("UPDATE message SET deleted_at = NULL WHERE id = ?", shown)
+    db.cursor().executemany("UPDATE chat SET active_leaf_id = ? WHERE id = ?", leaves)
+    # Each message's child on the active branch: the live one (the one with the greatest
+    # id among its children for an older version, i.e. the newest text there).
+    db.execute_sql("""UPDATE message SET active_child_id = (
+                          SELECT max(c.id) FROM message AS c WHERE c.parent_id = message.id)
+                      WHERE EXISTS (SELECT 1 FROM message AS c WHERE c.parent_id = message.id)""")
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
-              _v7_workspaces, _v8_mcp_servers, _v9_import_staging, _v10_model_note]
+              _v7_workspaces, _v8_mcp_servers, _v9_import_staging, _v10_model_note,
+              _v11_message_tree]
 
 
 def schema_version(db) -> int:

@@ -53,6 +53,7 @@ class Chat(Base):
     unread = BooleanField(default=False)
     workspace = TextField(null=True)  # the folder its tools may touch (real path)
     import_id = TextField(null=True)  # set while an import writes it, hidden (import_write.py)
+    active_leaf_id = IntegerField(null=True)  # the last message of the branch the person sees
     created_at = FloatField(default=now)
     updated_at = FloatField(default=now)
     deleted_at = FloatField(null=True)
@@ -75,6 +76,9 @@ class Message(Base):
     error = JsonText(null=True)  # {"code", "message"}
     request_id = TextField(null=True)
     tool_error = BooleanField(default=False)
+    parent_id = IntegerField(null=True)  # the message before it on its branch (store/history.py)
+    active_child_id = IntegerField(null=True)  # the child on the active branch when it was last there
+    depth = IntegerField(default=0)  # its place on its branch, the root 0
     created_at = FloatField(default=now)
     deleted_at = FloatField(null=True)
 

@@ -64,6 +64,7 @@ def message_to_dict(msg) -> dict:
         "attachments": message_attachments(msg),
         "created_at": iso(msg.created_at),
         "request_id": msg.request_id,
+        "parent_id": msg.parent_id,
     }
 
 

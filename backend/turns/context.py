@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 from backend.core.agent import Route
 from backend.core.history import MAX_MESSAGES, Window, fit
 from backend.core.types import Message, ModelRequest, ProviderConfig, ToolCall
+from backend.store import history
 from backend.store.db import db
 from backend.store.files import FileStore
 from backend.store.models import Chat, ModelEntry, Provider, Setting
@@ -53,48 +54,30 @@ class HistoryRow(NamedTuple):
     tool_call_id: str | None
     tool_error: bool
     model_id: str | None
+    depth: int  # how many messages are above it on its branch
 
 
 # Plain SQL rather than peewee model rows: building 400 model objects took ~4x the
 # query itself, and this runs before every model step.
-_LIVE = "FROM message WHERE chat_id = ? AND deleted_at IS NULL AND status != 'queued'"
-_COLUMNS = ("id, role, content, content_parts_json, reasoning_content, reasoning_details_json, "
-            "tool_calls_json, tool_call_id, tool_error, model_id")
-_EMPTY_REPLY = ("role = 'assistant' AND content = '' "
-                "AND (tool_calls_json IS NULL OR tool_calls_json IN ('[]', 'null', ''))")
+_COLUMNS = ("m.id, m.role, m.content, m.content_parts_json, m.reasoning_content, m.reasoning_details_json, "
+            "m.tool_calls_json, m.tool_call_id, m.tool_error, m.model_id, m.depth")
 
 
 def _json(value):
     return None if value is None else json.loads(value)
 
 
-def history_rows(chat_id: str, upto_id: int | None = None, newest: int | None = None) -> list[HistoryRow]:
-    """The chat's live messages in order (the newest `newest` of them), without queued ones
-    (they have not been sent yet)."""
-    sql, args = f"SELECT {_COLUMNS} {_LIVE}", [chat_id]
-    if upto_id is not None:
-        sql += " AND id <= ?"
-        args.append(upto_id)
-    sql += " ORDER BY id DESC"
-    if newest is not None:
-        sql += " LIMIT ?"
-        args.append(newest)
+def history_rows(chat_id: str, leaf_id: int | None = None, newest: int | None = None) -> list[HistoryRow]:
+    """The newest `newest` messages of the active branch (or of the branch ending at `leaf_id`), in order."""
+    leaf = history.active_leaf(chat_id) if leaf_id is None else leaf_id
+    if leaf is None:
+        return []
+    sql = f"{history.UP} SELECT {_COLUMNS} FROM up JOIN message AS m ON m.id = up.id ORDER BY up.n DESC"
     rows = [HistoryRow(i, role, content or "", _json(parts), reasoning or "", _json(details), _json(calls),
-                       call_id, bool(tool_error), model_id)
-            for i, role, content, parts, reasoning, details, calls, call_id, tool_error, model_id
-            in db.execute_sql(sql, args)]
-    rows.reverse()
+                       call_id, bool(tool_error), model_id, depth)
+            for i, role, content, parts, reasoning, details, calls, call_id, tool_error, model_id, depth
+            in db.execute_sql(sql, (leaf, history.NO_LIMIT if newest is None else newest))]
     return rows
-
-
-def _older_usable(chat_id: str, before_id: int) -> int:
-    """How many messages older than `before_id` a full read would have kept (see _usable)."""
-    return db.execute_sql(_older_usable_sql(), (chat_id, before_id)).fetchone()[0]
-
-
-def _older_usable_sql() -> str:
-    # Answered from the message_usable index alone (migration 6 uses this WHERE).
-    return f"SELECT count(*) {_LIVE} AND id < ? AND NOT ({_EMPTY_REPLY})"
 
 
 def _usable(row: HistoryRow) -> bool:
@@ -173,7 +156,7 @@ def newest_turns(chat_id: str) -> tuple[list[HistoryRow], int]:
         if start is not None:
             rows = [r for r in read[start:] if _usable(r)]
             if len(rows) > MAX_MESSAGES:  # more whole turns than fit() can keep
-                return rows, _older_usable(chat_id, read[start].id)
+                return rows, read[start].depth
         n *= 4
 
 

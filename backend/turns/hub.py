@@ -11,6 +11,8 @@ import threading
 import time
 from collections import deque
 
+from backend.turns import snapshot
+
 # Events kept per chat (the contract asks for at least 500). A reader's writer thread
 # can stall for tens of ms (the GIL, a full socket) while a local model writes a
 # hundred thousand deltas a second: at 4096 the relay benchmark's readers fell off the
@@ -184,7 +186,5 @@ class ChatHub:
 
     def _snapshot(self) -> dict:
         turn = self.turn
-        return {"type": "snapshot", "event_id": self._last_id, "turn_id": turn.turn_id, "epoch": self.epoch,
-                "message_id": turn.message_id, "content": "".join(turn.content),
-                "reasoning": "".join(turn.reasoning), "tool_calls": list(turn.tool_calls),
-                "status": turn.status, "last_event_id": self._last_id}
+        return snapshot.build(self, turn.turn_id, turn.message_id, "".join(turn.content), "".join(turn.reasoning),
+                              list(turn.tool_calls), turn.status)

@@ -17,13 +17,14 @@ from backend.app_events import AppEvents
 from backend.turns.toolset import Toolsets
 from backend.core import agent
 from backend.core.tools import ToolRegistry
+from backend.store import history
 from backend.store.db import db, now
 from backend.store.files import FileStore
 from backend.store.models import Chat, Message as MessageRow, ModelEntry
 from backend.store.serialize import attachment_ids, file_to_dict, files_by_id, message_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.mcp_runtime import McpRuntime
-from backend.turns.runner import Turn, move_to_end
+from backend.turns.runner import Turn
 from backend.turns.title import maybe_title
 
 log = logging.getLogger(__name__)
@@ -92,10 +93,9 @@ class TurnRegistry:
     # --- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> None:
-        with db.connection_context(), db.atomic():
+        with db.connection_context():
             # Rows left mid-write by a process that died: what was saved is kept, marked as cut off.
-            n = (MessageRow.update(status="interrupted")
-                 .where(MessageRow.status.in_(("streaming", "queued"))).execute())
+            n = history.recover_after_crash()
         if n:
             log.info("marked %d messages from the last run as interrupted", n)
         self.mcp.reload()
@@ -174,12 +174,23 @@ class TurnRegistry:
     def is_awaiting(self, chat_id: str) -> bool:
         return bool(self.pending_approvals(chat_id))
 
+    def open_chat(self, chat_id: str) -> bool:
+        """A window opens the chat: False when there is no such chat; it is read now."""
+        chat = Chat.get_or_none((Chat.id == chat_id) & Chat.deleted_at.is_null())
+        if chat is None:
+            return False
+        if chat.unread:
+            with db.atomic():
+                Chat.update(unread=False).where(Chat.id == chat_id).execute()
+            self.app_events.chat_changed(chat_id)
+        return True
+
     def queue_items(self, chat_id: str) -> list[dict]:
         state = self._state(chat_id)
         with self._lock:
             ids = list(state.queue)
             steer = set(state.steer)
-        rows = {r.id: r for r in MessageRow.select().where(MessageRow.id.in_(ids))} if ids else {}
+        rows = history.by_ids(ids)
         return [{"message_id": i, "preview": _preview(rows[i]), "steer": i in steer} for i in ids if i in rows]
 
     # --- commands ---------------------------------------------------------------------
@@ -188,7 +199,7 @@ class TurnRegistry:
              steer: bool = False) -> dict:
         state = self._state(chat_id)
         with self._lock:
-            existing = MessageRow.get_or_none((MessageRow.chat == chat_id) & (MessageRow.request_id == request_id))
+            existing = history.by_request(chat_id, request_id)
             if existing is not None:
                 return {"request_id": request_id, "message_id": existing.id,
                         "queued": existing.status == "queued", "attachments": message_attachments(existing),
@@ -204,10 +215,10 @@ class TurnRegistry:
             if queued and len(state.queue) >= MAX_QUEUE:
                 raise CommandError("queue_full", f"{MAX_QUEUE} messages are already waiting. "
                                                  f"Wait for the reply, or discard a queued message.")
+            fields = dict(role="user", content=content, request_id=request_id,
+                          content_parts={"attachments": attachments} if attachments else None)
             with db.atomic():
-                row = MessageRow.create(chat=chat_id, role="user", content=content, request_id=request_id,
-                                        status="queued" if queued else "complete",
-                                        content_parts={"attachments": attachments} if attachments else None)
+                row = history.enqueue(chat_id, **fields) if queued else history.append_to_branch(chat_id, **fields)
                 Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()
             steer = steer and queued
             state.hub.publish("accepted", state.turn.id if queued else None, request_id=request_id,
@@ -227,9 +238,7 @@ class TurnRegistry:
         state = self._state(chat_id)
         with self._lock:
             if clear_queue and state.queue:
-                with db.atomic():
-                    (MessageRow.update(deleted_at=now())
-                     .where(MessageRow.id.in_(state.queue)).execute())
+                history.discard_queued(state.queue)
                 state.queue.clear()
                 state.steer.clear()
                 self._publish_queue(chat_id)
@@ -247,57 +256,76 @@ class TurnRegistry:
             thread.join(wait)
         return self._state(chat_id).turn is None
 
-    def edit(self, chat_id: str, message_id: int, content: str) -> None:
+    def edit(self, chat_id: str, message_id: int, content: str, request_id: str | None = None) -> None:
+        """A new version of a user message, a sibling of it, answered by a new turn (CONTRACT §5)."""
         state = self._state(chat_id)
         with self._lock:
             self._check_idle(state)
+            if request_id and history.by_request(chat_id, request_id) is not None:
+                return  # the same edit again: that version exists already
             row = self._message(chat_id, message_id)
             if row.role != "user":
                 raise CommandError("bad_request", "Only your own messages can be edited.")
-            with db.atomic():
-                MessageRow.update(content=content, status="complete").where(MessageRow.id == row.id).execute()
-                self._delete_after(chat_id, row.id)
-            self._start(state, chat_id, row.id, rewound=True)
+            new = history.append(chat_id, row.parent_id, role="user", content=content,
+                                 content_parts=row.content_parts, request_id=request_id)
+            self._branched(state, new)
+            self._start(state, chat_id, new.id)
 
-    def regenerate(self, chat_id: str, message_id: int, model_id: str | None = None) -> None:
-        """Answer the reply's user message again, by the chat's model or by `model_id` for this reply only."""
+    def regenerate(self, chat_id: str, message_id: int, model_id: str | None = None,
+                   request_id: str | None = None) -> None:
+        """A new version of a reply: a sibling of its turn's first reply, by the chat's model or by
+        `model_id` for this reply only."""
         state = self._state(chat_id)
         with self._lock:
             self._check_idle(state)
+            if request_id and history.by_request(chat_id, request_id) is not None:
+                return
             row = self._message(chat_id, message_id)
             if model_id and ModelEntry.get_or_none(ModelEntry.id == model_id) is None:
                 raise CommandError("not_found", f"There is no model {model_id!r}; pick one of the models in Settings.")
             if row.role != "assistant":
                 raise CommandError("bad_request", "Only a reply can be regenerated; pick an assistant message.")
-            user = (MessageRow.select().where((MessageRow.chat == chat_id) & (MessageRow.id < row.id)
-                                              & (MessageRow.role == "user") & MessageRow.deleted_at.is_null())
-                    .order_by(MessageRow.id.desc()).first())
+            user = history.turn_user_message(row)
             if user is None:
                 raise CommandError("bad_request", "This reply has no message before it to answer again.")
-            with db.atomic():
-                self._delete_after(chat_id, user.id)
-            self._start(state, chat_id, user.id, rewound=True, model_id=model_id)
+            # The reply's row exists from now on, so a repeated request_id finds this version.
+            reply = history.append(chat_id, user.id, role="assistant", status="streaming",
+                                   model_id=model_id, request_id=request_id)
+            self._branched(state, reply)
+            self._start(state, chat_id, user.id, model_id=model_id, reply_id=reply.id)
 
     def continue_(self, chat_id: str) -> None:
-        """Carry on where the chat stopped: a cut-off reply, or a message left unanswered."""
+        """Carry on where the active branch stopped: a cut-off reply, or a message left unanswered."""
         state = self._state(chat_id)
         with self._lock:
             self._check_idle(state)
-            last = (MessageRow.select().where((MessageRow.chat == chat_id) & MessageRow.deleted_at.is_null())
-                    .order_by(MessageRow.id.desc()).first())
+            leaf = history.active_leaf(chat_id)
+            last = history.by_ids([leaf]).get(leaf) if leaf is not None else None
             if last is None:
                 raise CommandError("bad_request", "There is nothing to continue in this chat yet.")
             cut = last.status in ("interrupted", "cancelled", "error")
             if last.role == "assistant" and cut and (last.content or last.reasoning_content) and not last.tool_calls:
                 self._start(state, chat_id, None, continue_message_id=last.id)
             elif last.role == "user":
-                with db.atomic():
-                    MessageRow.update(status="complete").where(MessageRow.id == last.id).execute()
+                history.save(last.id, status="complete")
                 self._start(state, chat_id, last.id)
             elif last.role == "tool" or cut or (last.error or {}).get("code") == "limit":
                 self._start(state, chat_id, None)  # a new step from the history as it stands
             else:
                 raise CommandError("bad_request", "The last reply is complete; there is nothing to continue.")
+
+    def switch(self, chat_id: str, message_id: int) -> int:
+        """Make the branch through the message active (POST …/active); the new leaf's id."""
+        state = self._state(chat_id)
+        with self._lock:
+            self._check_idle(state)
+            try:
+                leaf = history.switch(chat_id, message_id)
+            except history.NotInChat:
+                raise CommandError("not_found", f"No message {message_id} in this chat. "
+                                                f"It may have been deleted.") from None
+            state.hub.publish("active_changed", None, leaf_id=leaf)
+        return leaf
 
     def approve(self, chat_id: str, approval_id: str, decision: str, reason: str = "",
                 arguments: str | None = None) -> None:
@@ -314,8 +342,7 @@ class TurnRegistry:
                 raise CommandError("not_found", "That message is not waiting in the queue any more.")
             state.queue.remove(message_id)
             state.steer.discard(message_id)
-            with db.atomic():
-                MessageRow.update(deleted_at=now()).where(MessageRow.id == message_id).execute()
+            history.discard_queued([message_id])
             self._publish_queue(chat_id)
 
     # --- internals --------------------------------------------------------------------
@@ -330,16 +357,19 @@ class TurnRegistry:
             raise CommandError("busy", "A reply is still being written. Stop it first, or wait for it.")
 
     def _message(self, chat_id: str, message_id: int) -> MessageRow:
-        row = MessageRow.get_or_none((MessageRow.id == message_id) & (MessageRow.chat == chat_id)
-                                     & MessageRow.deleted_at.is_null())
-        if row is None:
+        try:
+            row = history.message(chat_id, message_id)
+        except history.NotInChat:
+            row = None
+        if row is None or row.status == "queued":
             raise CommandError("not_found", f"No message {message_id} in this chat. It may have been deleted.")
         return row
 
-    def _delete_after(self, chat_id: str, message_id: int) -> None:
-        (MessageRow.update(deleted_at=now())
-         .where((MessageRow.chat == chat_id) & (MessageRow.id > message_id) & MessageRow.deleted_at.is_null())
-         .execute())
+    def _branched(self, state: _ChatState, row: MessageRow) -> None:
+        """Tell every window a new version now heads the active branch (it replaces its sibling there)."""
+        state.hub.publish("branched", None, message_id=row.id, parent_id=row.parent_id, role=row.role,
+                          content=row.content, attachments=message_attachments(row),
+                          versions=history.versions([row])[row.id])
 
     def take_steering(self, chat_id: str) -> list[int]:
         """The steering messages waiting for the running turn, off the queue (oldest first)."""
@@ -357,8 +387,10 @@ class TurnRegistry:
         self._state(chat_id).hub.publish("queue", None, items=self.queue_items(chat_id))
 
     def _start(self, state: _ChatState, chat_id: str, user_message_id: int | None,
-               continue_message_id: int | None = None, rewound: bool = False, model_id: str | None = None) -> None:
-        state.turn = Turn(self, chat_id, user_message_id, continue_message_id, rewound=rewound, model_id=model_id)
+               continue_message_id: int | None = None, model_id: str | None = None,
+               reply_id: int | None = None) -> None:
+        state.turn = Turn(self, chat_id, user_message_id, continue_message_id, model_id=model_id,
+                          reply_id=reply_id)
         state.thread = threading.Thread(target=self._work, args=(state, chat_id), name=f"turn-{chat_id}",
                                         daemon=True)
         state.thread.start()
@@ -377,18 +409,12 @@ class TurnRegistry:
                         self.app_events.chat_changed(chat_id)  # not running; maybe unread
                         return
                     next_id = state.queue.pop(0)
-                    if next_id in state.steer:
-                        # The turn it was to steer ended first: it starts its own, placed after
-                        # that turn's reply like a steering message joining it would have been.
-                        state.steer.discard(next_id)
-                        moved = move_to_end(chat_id, next_id)
-                        state.turn = Turn(self, chat_id, moved.id if moved else None, queued_id=next_id)
-                    else:
-                        # A queued message keeps the id `accepted` gave it (CONTRACT: turn_start's
-                        # user_message_id is that id).
-                        with db.atomic():
-                            MessageRow.update(status="complete").where(MessageRow.id == next_id).execute()
-                        state.turn = Turn(self, chat_id, next_id)
+                    # A queued message keeps the id `accepted` gave it (CONTRACT: turn_start's
+                    # user_message_id is that id) and joins the branch as its turn starts. One
+                    # that was to steer a turn that ended first starts its own the same way.
+                    state.steer.discard(next_id)
+                    attached = history.attach(chat_id, next_id)
+                    state.turn = Turn(self, chat_id, attached.id if attached else None)
                     turn.publish("turn_end", status=status)
                     self._publish_queue(chat_id)
                     self.app_events.chat_changed(chat_id)  # still running, newer activity

@@ -14,8 +14,9 @@ from dataclasses import replace
 
 from backend.core import agent
 from backend.core.cancel import CancelToken
+from backend.store import history
 from backend.store.db import db, now
-from backend.store.models import Chat, Message as MessageRow, ModelEntry
+from backend.store.models import Chat, ModelEntry
 from backend.turns import approvals, metrics
 from backend.turns.context import (TurnSetupError, build_request, fallback_routes, history_rows,
                                    resolve_model, with_attachments, workspace_folder)
@@ -50,35 +51,15 @@ class Partial:
                 return
             self.dirty = False
             content, reasoning = "".join(self.content), "".join(self.reasoning)
-        # Only a row still streaming is touched: once the final form is committed a
-        # late flush must not overwrite it.
-        with db.atomic():
-            (MessageRow.update(content=content, reasoning_content=reasoning)
-             .where((MessageRow.id == self.row_id) & (MessageRow.status == "streaming")).execute())
-
-
-def move_to_end(chat_id: str, queued_id: int) -> MessageRow | None:
-    """A queued user message, re-saved after everything the chat holds now (a new id) and
-    no longer queued; None if it was discarded. History is read in id order, and a message
-    queued before the running reply's first word would otherwise sit before that reply."""
-    with db.atomic():
-        row = MessageRow.get_or_none((MessageRow.id == queued_id) & (MessageRow.status == "queued")
-                                     & MessageRow.deleted_at.is_null())
-        if row is None:
-            return None
-        fields = dict(chat=chat_id, role="user", content=row.content, content_parts=row.content_parts,
-                      request_id=row.request_id, status="complete", created_at=row.created_at)
-        row.delete_instance()
-        return MessageRow.create(**fields)
+        history.save_partial(self.row_id, content, reasoning)
 
 
 class Turn:
     def __init__(self, registry, chat_id: str, user_message_id: int | None,
-                 continue_message_id: int | None = None, queued_id: int | None = None, rewound: bool = False,
-                 model_id: str | None = None):
+                 continue_message_id: int | None = None, model_id: str | None = None,
+                 reply_id: int | None = None):
         self.registry = registry
-        self.queued_id = queued_id  # the id its user message had while it waited (see move_to_end)
-        self.rewound = rewound  # an edit or regenerate: everything after its user message was discarded
+        self.reply_id = reply_id  # regenerate: the new version's row, written by this turn's first step
         self.chat_id = chat_id
         self.hub = registry.hub(chat_id)
         self.id = "t_" + secrets.token_hex(6)
@@ -103,11 +84,8 @@ class Turn:
     # --- the turn ---------------------------------------------------------------------
 
     def run(self) -> str:
-        extra = {"queued_id": self.queued_id} if self.queued_id is not None else {}
-        if self.rewound:
-            extra["rewound"] = True
         self.publish("turn_start", user_message_id=self.user_message_id,
-                     continue_message_id=self.continue_message_id, **extra)
+                     continue_message_id=self.continue_message_id)
         try:
             outcome = self._run_loop()
         except TurnSetupError as exc:
@@ -137,9 +115,8 @@ class Turn:
                                          continuing=self.continue_message_id is not None,
                                          files=self.registry.files)
         if self.continue_message_id is not None:
-            row = MessageRow.get_by_id(self.continue_message_id)
-            with db.atomic():
-                MessageRow.update(status="streaming", error=None).where(MessageRow.id == row.id).execute()
+            row = history.by_ids([self.continue_message_id])[self.continue_message_id]
+            history.save(row.id, status="streaming", error=None)
             self._open_partial(row.id, row.content, row.reasoning_content)
             # The saved text opens the turn's stream, so the deltas of this turn
             # add up to the whole message, as for any other turn.
@@ -159,12 +136,12 @@ class Turn:
         step's tool results, so a reload shows it where the model read it) and hand it on."""
         out = []
         for queued_id in self.registry.take_steering(self.chat_id):
-            moved = move_to_end(self.chat_id, queued_id)
+            moved = history.attach(self.chat_id, queued_id)
             if moved is None:
                 continue  # discarded meanwhile
             self.publish("steered", message_id=moved.id, queued_id=queued_id, content=moved.content)
             self.publish("message_saved", message_id=moved.id, role="user")
-            out.extend(with_attachments(history_rows(self.chat_id, upto_id=moved.id, newest=1), model,
+            out.extend(with_attachments(history_rows(self.chat_id, leaf_id=moved.id, newest=1), model,
                                         self.registry.files))
         return out
 
@@ -181,6 +158,8 @@ class Turn:
                 log.exception("could not save how turn %s in chat %s ended", self.id, self.chat_id)
             self.publish("error", code=outcome.error_code, message=outcome.error_message,
                          retryable=outcome.retryable)
+        if self.reply_id is not None:  # a regenerated version the turn ended before writing
+            history.end_streaming(self.reply_id, status="cancelled" if outcome.status == "cancelled" else "error")
         if self.usage["input_tokens"] or self.usage["output_tokens"]:
             self.publish("usage", **self.usage)
         if outcome.status == "completed" and self.final_message_id is not None:
@@ -204,14 +183,13 @@ class Turn:
             if self.last_message_id is None and outcome.status == "failed":
                 self.last_message_id = self._insert_assistant(status="error").id
             if self.last_message_id is not None:
-                MessageRow.update(error=error).where(MessageRow.id == self.last_message_id).execute()
+                history.save(self.last_message_id, error=error)
             status = "cancelled" if outcome.status == "cancelled" else "error"
             for row_id in open_rows:
                 fields = {"status": status}
                 if self.partial is not None and self.partial.row_id == row_id:
                     fields["content"], fields["reasoning_content"] = self.partial.text()
-                (MessageRow.update(**fields)
-                 .where((MessageRow.id == row_id) & (MessageRow.status == "streaming")).execute())
+                history.end_streaming(row_id, **fields)
 
     # --- loop events --------------------------------------------------------------------
 
@@ -245,9 +223,9 @@ class Turn:
         elif isinstance(ev, agent.ToolResult):
             result = ev.outcome.result
             with db.atomic():
-                row = MessageRow.create(chat=self.chat_id, role="tool", content=result.content,
-                                        tool_call_id=result.tool_call_id, tool_error=result.is_error,
-                                        status="complete")
+                row = history.append_to_branch(self.chat_id, role="tool", content=result.content,
+                                               tool_call_id=result.tool_call_id, tool_error=result.is_error,
+                                               status="complete")
                 self._result_saved(result.tool_call_id)
             self.publish("message_saved", message_id=row.id, role="tool")
 
@@ -258,16 +236,19 @@ class Turn:
         row_id, waiting = self._awaiting_results
         waiting.discard(call_id)
         if not waiting:
-            MessageRow.update(status="complete").where(MessageRow.id == row_id).execute()
+            history.save(row_id, status="complete")
             self._awaiting_results = None
 
-    def _insert_assistant(self, status: str) -> MessageRow:
-        return MessageRow.create(chat=self.chat_id, role="assistant", status=status, model_id=self.model_id)
+    def _insert_assistant(self, status: str):
+        if self.reply_id is not None:  # the version regenerate made for this reply
+            row_id, self.reply_id = self.reply_id, None
+            history.save(row_id, status=status, model_id=self.model_id)
+            return history.by_ids([row_id])[row_id]
+        return history.append_to_branch(self.chat_id, role="assistant", status=status, model_id=self.model_id)
 
     def _ensure_partial(self) -> Partial:
         if self.partial is None:
-            with db.atomic():
-                row = self._insert_assistant(status="streaming")
+            row = self._insert_assistant(status="streaming")
             self._open_partial(row.id)
         return self.partial
 
@@ -290,11 +271,9 @@ class Turn:
             status = "streaming"
             self._awaiting_results = (partial.row_id, {c["id"] for c in calls})
         with db.atomic():
-            (MessageRow.update(content=content, reasoning_content=reasoning,
-                               reasoning_details=list(message.reasoning_details) or None,
-                               tool_calls=calls or None, status=status, model_id=self.model_id,
-                               usage=usage)
-             .where(MessageRow.id == partial.row_id).execute())
+            history.save(partial.row_id, content=content, reasoning_content=reasoning,
+                         reasoning_details=list(message.reasoning_details) or None,
+                         tool_calls=calls or None, status=status, model_id=self.model_id, usage=usage)
         if ev.final and ev.status == "complete":
             self.final_message_id = partial.row_id
         self.publish("message_saved", message_id=partial.row_id, role="assistant")

@@ -5,7 +5,8 @@ import logging
 
 from backend.core.types import Message, ModelRequest
 from backend.store.db import db
-from backend.store.models import Chat, Message as MessageRow, ModelEntry
+from backend.store import history
+from backend.store.models import Chat, ModelEntry
 from backend.turns.context import provider_config
 
 log = logging.getLogger(__name__)
@@ -29,9 +30,7 @@ def maybe_title(registry, chat_id: str, model_id: str | None) -> None:
             model = ModelEntry.get_or_none(ModelEntry.id == model_id) if model_id else None
             if chat is None or chat.title or model is None:
                 return
-            rows = list(MessageRow.select().where((MessageRow.chat == chat_id) & MessageRow.deleted_at.is_null()
-                                                  & MessageRow.role.in_(("user", "assistant")))
-                        .order_by(MessageRow.id).limit(2))
+            rows = [r for r in history.branch_of(chat_id) if r.role in ("user", "assistant")][:2]
             excerpt = "\n\n".join(f"{r.role}: {r.content[:2000]}" for r in rows if r.content)
             request = ModelRequest(provider=provider_config(model.provider, registry.keys),
                                    wire_api=model.wire_api, model=model.api_model, system=TITLE_PROMPT,

@@ -40,6 +40,7 @@ from urllib.parse import urlencode
 
 from websockets.sync.client import connect
 
+from backend.store.history import link_in_order_sql
 from tests.fakeprovider import script as S
 from tests.numi_client import ServerProcess
 
@@ -250,6 +251,8 @@ def _copy_newest(db_path, chat_id: str, n: int) -> str:
         con.execute("INSERT INTO message (chat_id, role, content, created_at) SELECT ?, role, content, created_at"
                     " FROM (SELECT * FROM message WHERE chat_id = ? AND deleted_at IS NULL"
                     " ORDER BY id DESC LIMIT ?) ORDER BY id", (copy, chat_id, n))
+        for statement, args in link_in_order_sql(copy):
+            con.execute(statement, args)
     con.close()
     return copy
 

@@ -56,6 +56,7 @@ import time
 
 import pytest
 
+from backend.store.history import link_in_order_sql
 from tests.e2e.ui import CHROMIUM, CHROMIUM_ARGS, sign_in, wait_chat_ready, wait_until
 from tests.fakeprovider import script as S
 
@@ -428,6 +429,8 @@ def fill_chat(db_path, chat_id: str, n: int) -> str:
             con.executemany("INSERT INTO message (chat_id, role, content, status, created_at) "
                             "VALUES (?, ?, ?, ?, ?)", rows)
             con.execute("UPDATE chat SET updated_at = ? WHERE id = ?", (base + n, chat_id))
+            for statement, args in link_in_order_sql(chat_id):
+                con.execute(statement, args)
     finally:
         con.close()
     return newest

@@ -1,0 +1,95 @@
+"""A chat's messages as a tree (CONTRACT §3, §5): the active branch, switching it, the whole tree."""
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from backend.api.validate import MISSING, Fields, int_arg, json_body
+from backend.app import runtime
+from backend.errors import ApiError, invalid, not_found
+from backend.store import history
+from backend.store.models import Chat
+from backend.store.serialize import iso, message_attachments, message_to_dict
+from backend.turns.registry import CommandError
+
+bp = Blueprint("messages", __name__)
+PAGE_MAX = 200
+PAGE_DEFAULT = 50
+PREVIEW_CHARS = 120
+MAX_ID = (1 << 63) - 1
+
+
+def _chat(chat_id: str) -> Chat:
+    chat = Chat.get_or_none((Chat.id == chat_id) & Chat.deleted_at.is_null())
+    if chat is None:
+        raise not_found("chat")
+    return chat
+
+
+def _message_id_arg(name: str) -> int | None:
+    value = request.args.get(name, "")
+    if not value:
+        return None
+    if not (value.isascii() and value.isdigit()) or len(value) > 18:  # "²" is a digit int() refuses
+        raise invalid({name: "Must be a message id from this chat's messages."})
+    return int(value)
+
+
+def page(chat_id: str, limit: int, before: int | None = None, through: int | None = None) -> dict:
+    """A page of a branch as `GET …/messages` lists it, with each message's versions."""
+    try:
+        rows, more = history.branch_page(chat_id, limit, before=before, through=through)
+    except history.NotInChat:
+        raise not_found("message") from None
+    if before is None:
+        rows += history.queued(chat_id)  # sent, waiting for the running turn: after the branch
+    versions = history.versions(rows)
+    return {"items": [{**message_to_dict(r), "versions": versions[r.id]} for r in rows], "has_more": more}
+
+
+@bp.get("/api/chats/<chat_id>/messages")
+def list_messages(chat_id):
+    chat = _chat(chat_id)
+    limit = int_arg("limit", PAGE_DEFAULT, 1, PAGE_MAX)
+    return page(chat.id, limit, before=_message_id_arg("before"), through=_message_id_arg("through"))
+
+
+@bp.post("/api/chats/<chat_id>/active")
+def switch_branch(chat_id):
+    chat = _chat(chat_id)
+    f = Fields(json_body(), ("message_id", "limit"))
+    message_id = f.number("message_id", 1, MAX_ID, integer=True, required=True)
+    limit = f.number("limit", 1, PAGE_MAX, integer=True)
+    f.check()
+    try:
+        runtime().registry.switch(chat.id, message_id)
+    except CommandError as exc:
+        status = {"busy": 409, "not_found": 404, "shutting_down": 503}.get(exc.code, 400)
+        raise ApiError(status, exc.code, exc.message) from None
+    return page(chat.id, PAGE_DEFAULT if limit is MISSING else limit)
+
+
+@bp.get("/api/chats/<chat_id>/tree")
+def message_tree(chat_id):
+    chat = _chat(chat_id)
+    items = []
+    for row in history.tree(chat.id):
+        preview = row.content[:PREVIEW_CHARS]
+        if not preview and message_attachments(row):
+            preview = ("Files: " + ", ".join(f["name"] for f in message_attachments(row)))[:PREVIEW_CHARS]
+        items.append({"id": row.id, "parent_id": row.parent_id, "role": row.role, "status": row.status,
+                      "model_id": row.model_id, "created_at": iso(row.created_at), "preview": preview})
+    return {"items": items, "active_leaf_id": history.active_leaf(chat.id)}
+
+
+@bp.get("/api/chats/<chat_id>/usage")
+def chat_usage(chat_id):
+    """Tokens and cost of every saved reply in the chat, every version counted, summed."""
+    from backend.turns import metrics
+
+    chat = _chat(chat_id)
+    total = metrics.empty()
+    replies = 0
+    for usage in history.reply_usages(chat.id):
+        metrics.add(total, usage)
+        replies += 1
+    return {**total, "replies": replies}

@@ -1,0 +1,301 @@
+"""Named operations on a chat's message tree: the one place the turn engine reads or writes messages.
+
+A chat's messages form a tree by `parent_id`; what the person sees and what the
+model is sent is one path through it, the active branch, which ends at
+`chat.active_leaf_id`. Each message remembers the child that was on the active
+branch when it last was (`active_child_id`), so switching to a version returns
+to the leaf the person left there. Nothing here deletes a sent message: edit and
+regenerate add siblings. Queued messages wait outside the tree (no parent) until
+their turn starts.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from backend.store.db import db, now
+from backend.store.models import Chat, Message
+
+# Walks up parent links from a message; `?` 1 is the start, `?` 2 the most rows to return.
+UP = """WITH RECURSIVE up(id, n) AS (
+            SELECT ?, 1
+            UNION ALL
+            SELECT m.parent_id, up.n + 1 FROM message AS m JOIN up ON m.id = up.id
+            WHERE m.parent_id IS NOT NULL AND up.n < ?)"""
+# Walks down active_child_id links from a message to the leaf last active under it.
+_DOWN = """WITH RECURSIVE down(id, n) AS (
+            SELECT ?, 0
+            UNION ALL
+            SELECT m.active_child_id, down.n + 1 FROM message AS m JOIN down ON m.id = down.id
+            WHERE m.active_child_id IS NOT NULL)"""
+NO_LIMIT = 1 << 62
+
+
+class NotInChat(LookupError):
+    """The message is not one of this chat's (or was discarded)."""
+
+
+# --- reading ----------------------------------------------------------------------------
+
+def active_leaf(chat_id: str) -> int | None:
+    row = db.execute_sql("SELECT active_leaf_id FROM chat WHERE id = ?", (chat_id,)).fetchone()
+    return row[0] if row else None
+
+
+def message(chat_id: str, message_id: int) -> Message:
+    """One live message of the chat, or NotInChat."""
+    row = Message.get_or_none((Message.id == message_id) & (Message.chat == chat_id)
+                              & Message.deleted_at.is_null())
+    if row is None:
+        raise NotInChat(message_id)
+    return row
+
+
+def path(start_id: int | None, limit: int | None = None) -> list[Message]:
+    """The messages from the root to `start_id` on its branch (only the last `limit` of them)."""
+    if start_id is None or (limit is not None and limit <= 0):
+        return []
+    sql = f"{UP} SELECT message.* FROM up JOIN message ON message.id = up.id ORDER BY up.n DESC"
+    return list(Message.raw(sql, start_id, NO_LIMIT if limit is None else limit))
+
+
+def path_ids(start_id: int | None) -> list[int]:
+    """The ids from the root to `start_id`."""
+    if start_id is None:
+        return []
+    rows = db.execute_sql(f"{UP} SELECT id FROM up ORDER BY n DESC", (start_id, NO_LIMIT)).fetchall()
+    return [r[0] for r in rows]
+
+
+def leaf_under(message_id: int) -> int:
+    """The leaf that was active last under the message (the message itself when it has no children)."""
+    row = db.execute_sql(f"{_DOWN} SELECT id FROM down ORDER BY n DESC LIMIT 1", (message_id,)).fetchone()
+    return row[0]
+
+
+def branch_page(chat_id: str, limit: int, before: int | None = None,
+                through: int | None = None) -> tuple[list[Message], bool]:
+    """A page of a branch, root side first, and whether older messages remain above it.
+
+    The active branch by default; `through` names a message whose branch (down to the
+    leaf last active under it) is read instead, without making it active. `before` ends
+    the page just above that message on its own branch.
+    """
+    if before is not None:
+        start = message(chat_id, before).parent_id
+    elif through is not None:
+        message(chat_id, through)
+        start = leaf_under(through)
+    else:
+        start = active_leaf(chat_id)
+    rows = path(start, limit + 1)
+    return rows[-limit:] if limit else [], len(rows) > limit
+
+
+def branch_of(chat_id: str) -> list[Message]:
+    """The whole active branch, root first (exports and the inspector; a turn reads less)."""
+    return path(active_leaf(chat_id))
+
+
+def by_ids(ids) -> dict[int, Message]:
+    ids = list(ids)
+    return {r.id: r for r in Message.select().where(Message.id.in_(ids))} if ids else {}
+
+
+def queued(chat_id: str) -> list[Message]:
+    """The user messages waiting for the running turn, oldest first."""
+    return list(Message.select().where((Message.chat == chat_id) & (Message.status == "queued")
+                                       & Message.deleted_at.is_null()).order_by(Message.id))
+
+
+def by_request(chat_id: str, request_id: str) -> Message | None:
+    return Message.get_or_none((Message.chat == chat_id) & (Message.request_id == request_id))
+
+
+def turn_user_message(row: Message) -> Message | None:
+    """The user message whose turn the message belongs to: the nearest user message above it."""
+    for limit in (16, None):  # a turn is usually a few messages long: look near first
+        above = path(row.parent_id, limit)
+        for candidate in reversed(above):
+            if candidate.role == "user":
+                return candidate
+        if limit is None or len(above) < limit:
+            return None
+    return None
+
+
+def latest_reply(chat_id: str) -> Message | None:
+    """The newest assistant message of the chat on any branch (what a stored snapshot shows)."""
+    return (Message.select().where((Message.chat == chat_id) & (Message.role == "assistant")
+                                   & Message.deleted_at.is_null())
+            .order_by(Message.id.desc()).first())
+
+
+def versions(rows: list[Message]) -> dict[int, dict]:
+    """Each row's `versions` (CONTRACT §5): its siblings of the same role, oldest first."""
+    if not rows:
+        return {}
+    chat_id = rows[0].chat_id
+    parents = {r.parent_id for r in rows if r.parent_id is not None}
+    live = "deleted_at IS NULL AND status != 'queued'"
+    found: list[tuple] = []
+    if parents:
+        marks = ",".join("?" * len(parents))
+        found += db.execute_sql(f"SELECT id, parent_id, role FROM message WHERE chat_id = ? "
+                                f"AND parent_id IN ({marks}) AND {live} ORDER BY id",
+                                (chat_id, *parents)).fetchall()
+    if any(r.parent_id is None for r in rows):
+        found += db.execute_sql(f"SELECT id, parent_id, role FROM message WHERE chat_id = ? "
+                                f"AND parent_id IS NULL AND {live} ORDER BY id", (chat_id,)).fetchall()
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for row_id, parent_id, role in found:
+        groups[(parent_id, role)].append(row_id)
+    out = {}
+    for r in rows:
+        ids = groups.get((r.parent_id, r.role)) or [r.id]
+        if r.id not in ids:  # a queued message: outside the tree
+            ids = [r.id]
+        out[r.id] = {"index": ids.index(r.id) + 1, "count": len(ids), "ids": ids}
+    return out
+
+
+def tree(chat_id: str) -> list[Message]:
+    """Every message of the chat that is in the tree, in id order."""
+    return list(Message.select(Message.id, Message.parent_id, Message.role, Message.status, Message.model_id,
+                               Message.created_at, Message.content, Message.content_parts)
+                .where((Message.chat == chat_id) & Message.deleted_at.is_null() & (Message.status != "queued"))
+                .order_by(Message.id))
+
+
+# --- writing ----------------------------------------------------------------------------
+
+def append(chat_id: str, parent_id: int | None, **fields) -> Message:
+    """A new message under `parent_id` that ends the active branch."""
+    with db.atomic():
+        depth = 0
+        if parent_id is not None:
+            depth = Message.select(Message.depth).where(Message.id == parent_id).scalar() + 1
+        row = Message.create(chat=chat_id, parent_id=parent_id, depth=depth, **fields)
+        _link(chat_id, parent_id, row.id)
+    return row
+
+
+def append_to_branch(chat_id: str, **fields) -> Message:
+    """A new message at the end of the active branch."""
+    return append(chat_id, active_leaf(chat_id), **fields)
+
+
+def enqueue(chat_id: str, **fields) -> Message:
+    """A user message that waits for the running turn, outside the tree until its turn starts."""
+    return Message.create(chat=chat_id, status="queued", **fields)
+
+
+def attach(chat_id: str, message_id: int) -> Message | None:
+    """A queued message placed at the end of the active branch as sent; None if it was discarded."""
+    with db.atomic():
+        row = Message.get_or_none((Message.id == message_id) & (Message.chat == chat_id)
+                                  & Message.deleted_at.is_null())
+        if row is None:
+            return None
+        parent_id = active_leaf(chat_id)
+        if parent_id == row.id:
+            return row
+        depth = 0 if parent_id is None else Message.select(Message.depth).where(Message.id == parent_id).scalar() + 1
+        Message.update(parent_id=parent_id, depth=depth, status="complete").where(Message.id == row.id).execute()
+        _link(chat_id, parent_id, row.id)
+        row.parent_id, row.depth, row.status = parent_id, depth, "complete"
+    return row
+
+
+def discard_queued(ids) -> None:
+    """Queued messages the person dropped before they were sent (hidden, never in the tree)."""
+    ids = list(ids)
+    if ids:
+        with db.atomic():
+            Message.update(deleted_at=now()).where(Message.id.in_(ids) & (Message.status == "queued")).execute()
+
+
+def switch(chat_id: str, message_id: int) -> int:
+    """Make the active branch run through the message, to the leaf last active under it; the leaf's id."""
+    with db.atomic():
+        message(chat_id, message_id)
+        leaf = leaf_under(message_id)
+        rows = db.execute_sql(f"{UP} SELECT m.id, m.active_child_id FROM up JOIN message AS m ON m.id = up.id "
+                              f"ORDER BY up.n", (message_id, NO_LIMIT)).fetchall()
+        # Each ancestor now points at the child on this path; most already do.
+        for (child, _), (parent, pointer) in zip(rows, rows[1:]):
+            if pointer != child:
+                Message.update(active_child_id=child).where(Message.id == parent).execute()
+        Chat.update(active_leaf_id=leaf).where(Chat.id == chat_id).execute()
+    return leaf
+
+
+def set_active_leaf(chat_id: str, leaf_id: int | None) -> None:
+    Chat.update(active_leaf_id=leaf_id).where(Chat.id == chat_id).execute()
+
+
+def _link(chat_id: str, parent_id: int | None, child_id: int) -> None:
+    if parent_id is not None:
+        Message.update(active_child_id=child_id).where(Message.id == parent_id).execute()
+    Chat.update(active_leaf_id=child_id).where(Chat.id == chat_id).execute()
+
+
+def save(message_id: int, **fields) -> None:
+    """A message's new fields (its final form, a status, an error)."""
+    Message.update(**fields).where(Message.id == message_id).execute()
+
+
+def save_partial(message_id: int, content: str, reasoning: str) -> None:
+    """Text streamed so far; only while the row still streams, so a late flush never undoes its final form."""
+    with db.atomic():
+        (Message.update(content=content, reasoning_content=reasoning)
+         .where((Message.id == message_id) & (Message.status == "streaming")).execute())
+
+
+def end_streaming(message_id: int, **fields) -> None:
+    """How a row left streaming ended (a failed commit, a crash, a stop before any output)."""
+    Message.update(**fields).where((Message.id == message_id) & (Message.status == "streaming")).execute()
+
+
+def recover_after_crash() -> int:
+    """Rows a dead process left mid-write: streaming ones become `interrupted`; queued ones
+    join their chat's branch as sent (interrupted, so Continue answers them). How many."""
+    with db.atomic():
+        n = Message.update(status="interrupted").where(Message.status == "streaming").execute()
+        for row in (Message.select(Message.id, Message.chat).where((Message.status == "queued")
+                                                                   & Message.deleted_at.is_null())
+                    .order_by(Message.id)):
+            attach(row.chat_id, row.id)
+            save(row.id, status="interrupted")
+            n += 1
+    return n
+
+
+def reply_usages(chat_id: str) -> list[dict]:
+    """The usage of every reply of the chat, on every branch."""
+    return [r.usage for r in Message.select(Message.usage).where(
+        (Message.chat == chat_id) & (Message.role == "assistant") & Message.deleted_at.is_null()
+        & Message.usage.is_null(False))]
+
+
+def link_in_order_sql(chat_id: str | None = None) -> list[tuple[str, tuple]]:
+    """Statements that make a chat's unlinked live messages one branch in id order (all chats
+    when None): for rows written without links, such as an old export's. Plain SQL with its
+    parameters, so a raw sqlite3 connection can run them too."""
+    where, args = ("chat_id = ?", (chat_id,)) if chat_id else ("1", ())
+    live = f"{where} AND deleted_at IS NULL AND status != 'queued'"
+    return [
+        (f"""UPDATE message SET parent_id = l.prev, depth = l.depth FROM (
+                SELECT id, lag(id) OVER w AS prev, row_number() OVER w - 1 AS depth FROM message
+                WHERE {live} WINDOW w AS (PARTITION BY chat_id ORDER BY id)) AS l
+             WHERE message.id = l.id""", args),
+        (f"""UPDATE message SET active_child_id = (SELECT max(c.id) FROM message AS c WHERE c.parent_id = message.id)
+             WHERE {where}""", args),
+        (f"""UPDATE chat SET active_leaf_id = (SELECT max(m.id) FROM message AS m WHERE m.chat_id = chat.id
+                AND m.deleted_at IS NULL AND m.status != 'queued') WHERE {"id = ?" if chat_id else "1"}""", args),
+    ]
+
+
+def link_in_order(chat_id: str | None = None) -> None:
+    with db.atomic():
+        for sql, args in link_in_order_sql(chat_id):
+            db.execute_sql(sql, args)
