@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from backend.store.history import link_in_order_sql
 from tests.numi_client import AppSocket
 from tests.test_api_catalog import assert_invalid, make_model, make_provider
 from tests.test_api_chats import ISO, ids, new_chat, sql
@@ -212,6 +213,8 @@ def test_deleting_a_folder_keeps_its_chats_in_no_folder(api, server, models):
     elsewhere = new_chat(api, folder_id=other["id"])
     sql(server, "INSERT INTO message (chat_id, role, content, created_at) VALUES (?, 'user', 'hello', 0)",
         (kept[0]["id"],))
+    for statement, args in link_in_order_sql(kept[0]["id"]):
+        sql(server, statement, args)
     order = ids(api.get("/api/chats").body["items"])
     app = AppSocket(server)
 

@@ -71,4 +71,6 @@ def test_a_message_id_in_the_query_that_is_no_id_is_422(api):
     for before in ("99999999999999999999", "%C2%B2", "-1", "1.5"):
         r = api.get(f"/api/chats/{chat['id']}/messages?before={before}")
         assert r.status == 422 and "before" in r.body["error"]["fields"], (before, r)
-    assert api.get(f"/api/chats/{chat['id']}/messages?before=12").status == 200
+    # A well-formed id that is not one of the chat's messages: there is no page above it.
+    r = api.get(f"/api/chats/{chat['id']}/messages?before=12")
+    assert r.status == 404 and r.body["error"]["code"] == "not_found"

@@ -9,7 +9,6 @@ from urllib.parse import quote, urlencode
 
 import pytest
 
-from backend.store.history import link_in_order_sql
 from tests.fakeprovider import script as S
 from tests.numi_client import ServerProcess
 from tests.test_api_catalog import assert_invalid
@@ -350,14 +349,15 @@ def test_edit_and_regenerate_update_the_index(setup):
     sock.until("turn_start")
     reply_id = sock.until("done")["message_id"]
     sock.until("turn_end")
-    # The old question's words and the discarded reply are gone; the new ones are found.
-    assert found(setup.api, "wombat") == [] and found(setup.api, "wombats") == []
-    assert sorted(found(setup.api, "platypus")) == sorted([user_id, reply_id])
+    # The old version stays (and stays found); the new one is found too.
+    assert len(found(setup.api, "wombat")) == 2 and found(setup.api, "wombats") == [user_id]
+    new_user = setup.messages(chat)[0]["id"]
+    assert sorted(found(setup.api, "platypus")) == sorted([new_user, reply_id])
     sock.send(type="regenerate", message_id=reply_id)
     sock.until("turn_start")
     new_reply = sock.until("done")["message_id"]
     sock.until("turn_end")
-    assert found(setup.api, "platypus answer") == []
+    assert found(setup.api, "platypus answer") == [reply_id]
     assert found(setup.api, "echidna") == [new_reply]
 
 
@@ -405,13 +405,13 @@ def test_upgrade_indexes_existing_messages(tmp_path):
     con = sqlite3.connect(data / "numi.db")
     with con:
         con.execute("INSERT INTO chat (id, title, created_at, updated_at) VALUES ('c_old', 'Old', 0, 0)")
-        con.executemany("INSERT INTO message (chat_id, role, content, created_at, deleted_at) VALUES (?, ?, ?, 0, ?)",
-                        [("c_old", "user", "an old meerkat question", None),
-                         ("c_old", "assistant", "an old meerkat answer", None),
-                         ("c_old", "tool", "meerkat tool output", None),
-                         ("c_old", "user", "a deleted meerkat", 5.0)])
-        for statement, args in link_in_order_sql("c_old"):
-            con.execute(statement, args)
+        # The last row is a queued message discarded before it was sent: it stays hidden.
+        con.executemany("INSERT INTO message (chat_id, role, content, created_at, deleted_at, status) "
+                        "VALUES (?, ?, ?, 0, ?, ?)",
+                        [("c_old", "user", "an old meerkat question", None, "complete"),
+                         ("c_old", "assistant", "an old meerkat answer", None, "complete"),
+                         ("c_old", "tool", "meerkat tool output", None, "complete"),
+                         ("c_old", "user", "a deleted meerkat", 5.0, "queued")])
     con.close()
     server = ServerProcess(data).start()
     try:

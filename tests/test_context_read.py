@@ -11,7 +11,7 @@ from backend.store import history
 from backend.store.db import db, open_database
 from backend.store.models import Chat
 from backend.turns import context
-from backend.turns.context import HISTORY_READ, history_rows, newest_turns, with_attachments
+from backend.turns.context import HISTORY_READ, history_rows, left_out, newest_turns, with_attachments
 
 
 @pytest.fixture
@@ -61,22 +61,23 @@ def test_the_newest_rows_give_the_window_the_whole_history_gives(store, seed):
     rng = random.Random(seed)
     chat_id = f"c_{seed}"
     _write(chat_id, _agentic_turns(rng, rng.randint(20, 400)))
-    rows, unread = newest_turns(chat_id)
+    rows = newest_turns(chat_id)
     window = fit(with_attachments(rows, None, None))
     whole = _whole_history_window(chat_id)
     assert window.messages == whole.messages
-    # What was not read is counted by its place on the branch, failed empty replies included.
-    empty_replies = sum(1 for r in history_rows(chat_id) if not context._usable(r))
-    assert whole.omitted <= window.omitted + unread <= whole.omitted + empty_replies
     assert window.messages[0].role == "user"
+    # What is left out is every message above the window's first on the branch.
+    branch = history_rows(chat_id)
+    first_sent = next(r for r in branch if r.role == "user" and r.content == window.messages[0].content)
+    assert left_out(rows, window) == branch.index(first_sent) == first_sent.depth
 
 
 def test_a_long_chat_is_read_from_its_newest_rows_only(store):
     chat_id = "c_long"
     _write(chat_id, [[("user", f"q{i}", None, None, "complete"), ("assistant", f"a{i}", None, None, "complete")]
                      for i in range(2000)])
-    rows, unread = newest_turns(chat_id)
+    rows = newest_turns(chat_id)
     assert len(rows) <= HISTORY_READ and rows[0].content.startswith("q")
-    assert unread == 4000 - len(rows)
+    assert rows[0].depth == 4000 - len(rows)
 
 

@@ -64,6 +64,7 @@ def test_queued_messages_survive_a_kill_as_interrupted(setup):
     msgs = setup.messages(chat)
     assert [(m["role"], m["content"], m["status"]) for m in msgs] == [
         ("user", "first", "complete"), ("user", "second", "interrupted")]
+    assert msgs[1]["parent_id"] == msgs[0]["id"]  # it joined the branch where it was sent
     setup.fake.enqueue([S.text("answering both")])
     sock = setup.socket(chat)
     sock.send(type="continue")

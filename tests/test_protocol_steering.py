@@ -55,10 +55,11 @@ def test_steering_a_last_step_becomes_the_next_turn(setup):
     second_end = sock.until("turn_end")
     assert (first_end["status"], second_end["status"]) == ("completed", "completed")
     assert not sock.of("steered")
-    assert second_start["queued_id"] == queued and second_start["user_message_id"] > queued
+    # It keeps its id and joins the branch after the reply it was to steer.
+    assert second_start["user_message_id"] == queued
     stored = setup.messages(chat)
     assert [m["content"] for m in stored] == ["first", "One reply", "and this", "Second reply"]
-    assert stored[2]["id"] == second_start["user_message_id"]
+    assert stored[2]["id"] == queued and stored[2]["parent_id"] == stored[1]["id"]
     assert [m["content"] for m in setup.fake.requests[1].body["messages"]] == ["first", "One reply", "and this"]
 
 

@@ -396,6 +396,7 @@ def test_a_long_chat_sends_its_newest_turns_and_says_how_many_were_left_out(setu
     assert sent[-1] == {"role": "user", "content": "newest"}
     assert [m["content"] for m in sent[-3:-1]] == ["q299", "a299"]
     assert len(sent) == 199 and sent[0]["content"] == "q201"
-    # 601 usable messages (300 turns and the new question), 199 sent: 402 left out.
+    # Everything above q201 on the branch is left out: 201 turns of 3 rows (the failed
+    # empty replies are counted too: they are messages of the branch the model does not see).
     system = [m["content"] for m in body["messages"] if m["role"] == "system"]
-    assert any("the 402 oldest messages" in s for s in system), system
+    assert any("the 603 oldest messages" in s for s in system), system

@@ -174,3 +174,24 @@ def test_usage_counts_every_version(setup):
     turn(sock, "regenerate", message_id=reply["id"])
     usage = setup.api.get(f"/api/chats/{chat}/usage").body
     assert usage["replies"] == 2 and usage["output_tokens"] == 5
+
+
+def test_continue_finishes_a_stopped_reply_on_an_older_branch(setup):
+    chat = setup.chat(title="t")
+    setup.fake.enqueue([S.text("half of it"), S.hang()], [S.text("a fresh answer")], [S.text(", and the rest")])
+    sock = setup.socket(chat)
+    sock.send(type="send", request_id="r1", content="q")
+    sock.until("content")
+    setup.fake.wait_hanging()
+    sock.send(type="stop")
+    assert sock.until("turn_end")["status"] == "cancelled"
+    stopped = setup.messages(chat)[1]
+    assert (stopped["status"], stopped["content"]) == ("cancelled", "half of it")
+    turn(sock, "regenerate", message_id=stopped["id"])
+    assert texts(setup.messages(chat)) == [("user", "q"), ("assistant", "a fresh answer")]
+    setup.api.post(f"/api/chats/{chat}/active", {"message_id": stopped["id"]})
+    start, end = turn(sock, "continue")
+    assert start["continue_message_id"] == stopped["id"] and end["status"] == "completed"
+    items = setup.messages(chat)
+    assert texts(items) == [("user", "q"), ("assistant", "half of it, and the rest")]
+    assert items[1]["versions"] == {"index": 1, "count": 2, "ids": [stopped["id"], items[1]["versions"]["ids"][1]]}

@@ -10,10 +10,14 @@ their turn starts.
 """
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from types import SimpleNamespace
+
+from peewee import ForeignKeyField
 
 from backend.store.db import db, now
-from backend.store.models import Chat, Message
+from backend.store.models import Chat, JsonText, Message
 
 # Walks up parent links from a message; `?` 1 is the start, `?` 2 the most rows to return.
 UP = """WITH RECURSIVE up(id, n) AS (
@@ -50,12 +54,37 @@ def message(chat_id: str, message_id: int) -> Message:
     return row
 
 
-def path(start_id: int | None, limit: int | None = None) -> list[Message]:
+class Record(SimpleNamespace):
+    """A message read for showing or sending: the model's attributes, without a model's cost.
+
+    Building peewee rows took most of a page's time (35 µs a row, the SQL itself 3); a
+    branch is read often and never saved back through these.
+    """
+
+
+# column name -> (attribute, JSON-decoded)
+_COLUMNS = {f.column_name: (f.name if not isinstance(f, ForeignKeyField) else f.column_name,
+                            isinstance(f, JsonText)) for f in Message._meta.sorted_fields}
+
+
+def _records(sql: str, args) -> list[Record]:
+    cursor = db.execute_sql(sql, args)
+    names = [_COLUMNS[d[0]] for d in cursor.description]
+    out = []
+    for values in cursor:
+        fields = {}
+        for (name, is_json), value in zip(names, values):
+            fields[name] = json.loads(value) if is_json and value is not None else value
+        out.append(Record(**fields))
+    return out
+
+
+def path(start_id: int | None, limit: int | None = None) -> list[Record]:
     """The messages from the root to `start_id` on its branch (only the last `limit` of them)."""
     if start_id is None or (limit is not None and limit <= 0):
         return []
     sql = f"{UP} SELECT message.* FROM up JOIN message ON message.id = up.id ORDER BY up.n DESC"
-    return list(Message.raw(sql, start_id, NO_LIMIT if limit is None else limit))
+    return _records(sql, (start_id, NO_LIMIT if limit is None else limit))
 
 
 def path_ids(start_id: int | None) -> list[int]:
@@ -103,8 +132,10 @@ def by_ids(ids) -> dict[int, Message]:
 
 def queued(chat_id: str) -> list[Message]:
     """The user messages waiting for the running turn, oldest first."""
-    return list(Message.select().where((Message.chat == chat_id) & (Message.status == "queued")
-                                       & Message.deleted_at.is_null()).order_by(Message.id))
+    # Queued rows have no parent yet: the tree index finds them among the chat's roots
+    # instead of reading every row of a long chat.
+    return _records("SELECT * FROM message WHERE chat_id = ? AND parent_id IS NULL AND status = 'queued' "
+                    "AND deleted_at IS NULL ORDER BY id", (chat_id,))
 
 
 def by_request(chat_id: str, request_id: str) -> Message | None:
@@ -138,14 +169,15 @@ def versions(rows: list[Message]) -> dict[int, dict]:
     parents = {r.parent_id for r in rows if r.parent_id is not None}
     live = "deleted_at IS NULL AND status != 'queued'"
     found: list[tuple] = []
+    # No ORDER BY: with one, SQLite reads the chat's rows in id order instead of the tree index.
     if parents:
         marks = ",".join("?" * len(parents))
         found += db.execute_sql(f"SELECT id, parent_id, role FROM message WHERE chat_id = ? "
-                                f"AND parent_id IN ({marks}) AND {live} ORDER BY id",
-                                (chat_id, *parents)).fetchall()
+                                f"AND parent_id IN ({marks}) AND {live}", (chat_id, *parents)).fetchall()
     if any(r.parent_id is None for r in rows):
         found += db.execute_sql(f"SELECT id, parent_id, role FROM message WHERE chat_id = ? "
-                                f"AND parent_id IS NULL AND {live} ORDER BY id", (chat_id,)).fetchall()
+                                f"AND parent_id IS NULL AND {live}", (chat_id,)).fetchall()
+    found.sort()
     groups: dict[tuple, list[int]] = defaultdict(list)
     for row_id, parent_id, role in found:
         groups[(parent_id, role)].append(row_id)
@@ -217,16 +249,49 @@ def discard_queued(ids) -> None:
 def switch(chat_id: str, message_id: int) -> int:
     """Make the active branch run through the message, to the leaf last active under it; the leaf's id."""
     with db.atomic():
-        message(chat_id, message_id)
+        target = message(chat_id, message_id)
         leaf = leaf_under(message_id)
-        rows = db.execute_sql(f"{UP} SELECT m.id, m.active_child_id FROM up JOIN message AS m ON m.id = up.id "
-                              f"ORDER BY up.n", (message_id, NO_LIMIT)).fetchall()
-        # Each ancestor now points at the child on this path; most already do.
-        for (child, _), (parent, pointer) in zip(rows, rows[1:]):
-            if pointer != child:
+        # Above the point where the message's path meets the active branch every pointer
+        # is right already; below it, each ancestor now points at the child on this path.
+        path_up = list(dict.fromkeys(row[0] for row in db.execute_sql(
+            _TO_MEETING, (_ancestor_at(active_leaf(chat_id), target.depth), message_id))))
+        pairs = list(zip(path_up, path_up[1:]))  # (child, parent)
+        pointers = dict(db.execute_sql(
+            f"SELECT id, active_child_id FROM message WHERE id IN ({','.join('?' * len(pairs))})",
+            [parent for _, parent in pairs]).fetchall()) if pairs else {}
+        for child, parent in pairs:
+            if parent is not None and pointers.get(parent) != child:
                 Message.update(active_child_id=child).where(Message.id == parent).execute()
         Chat.update(active_leaf_id=leaf).where(Chat.id == chat_id).execute()
     return leaf
+
+
+def _ancestor_at(message_id: int | None, depth: int) -> int | None:
+    """The message's ancestor at `depth` (itself when it is not deeper)."""
+    if message_id is None:
+        return None
+    row = db.execute_sql(f"{UP} SELECT up.id FROM up ORDER BY up.n DESC LIMIT 1",
+                         (message_id, max(1, _depth(message_id) - depth + 1))).fetchone()
+    return row[0]
+
+
+def _depth(message_id: int) -> int:
+    return db.execute_sql("SELECT depth FROM message WHERE id = ?", (message_id,)).fetchone()[0]
+
+
+# From the active leaf (a) and a message (b), the deeper one steps up (both when level)
+# until they meet: the b column lists the message's path up to the meeting point, which
+# is the last row (NULL when the two are in different roots' trees).
+_TO_MEETING = """WITH RECURSIVE walk(a, ad, b, bd) AS (
+        SELECT ?1, coalesce((SELECT depth FROM message WHERE id = ?1), -1),
+               ?2, (SELECT depth FROM message WHERE id = ?2)
+        UNION ALL
+        SELECT CASE WHEN ad >= bd THEN (SELECT parent_id FROM message WHERE id = a) ELSE a END,
+               CASE WHEN ad >= bd THEN ad - 1 ELSE ad END,
+               CASE WHEN bd >= ad THEN (SELECT parent_id FROM message WHERE id = b) ELSE b END,
+               CASE WHEN bd >= ad THEN bd - 1 ELSE bd END
+        FROM walk WHERE a IS NOT b)
+    SELECT b FROM walk"""
 
 
 def set_active_leaf(chat_id: str, leaf_id: int | None) -> None:

@@ -23,7 +23,7 @@ import secrets
 
 from peewee import IntegrityError, __exception_wrapper__
 
-from backend.store import housekeeping, paced
+from backend.store import history, housekeeping, paced
 from backend.store.db import db, now
 from backend.store.files import FileStore, sniff
 from backend.store.import_read import ImportRefused, ParsedChat
@@ -172,6 +172,8 @@ def _write_hidden(chats: list[ParsedChat], ids: list[str], import_id: str, known
             with __exception_wrapper__:  # sqlite3's errors as peewee's, like every other query
                 db.cursor().executemany(_INSERT_MESSAGE, rows)
             yield
+        history.link_in_order(chat_id)  # the messages, in their order, are the chat's one branch
+        yield
 
 
 # One prepared INSERT run over many rows: building a peewee query per row took most of an

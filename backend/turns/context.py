@@ -142,27 +142,37 @@ def with_attachments(rows: list[HistoryRow], model: ModelEntry, store: FileStore
     return out
 
 
-def newest_turns(chat_id: str) -> tuple[list[HistoryRow], int]:
-    """The usable rows fit() needs to choose exactly as it would from the whole history,
-    and how many usable older messages were not read."""
+def newest_turns(chat_id: str) -> list[HistoryRow]:
+    """The usable rows fit() needs to choose exactly as it would from the whole branch."""
     n = HISTORY_READ
     while True:
         read = history_rows(chat_id, newest=n)
         if len(read) < n:
-            return [r for r in read if _usable(r)], 0
+            return [r for r in read if _usable(r)]
         # Start at a turn's first message: a turn cut by the read could otherwise be sent
         # without its user message (or with tool results whose call was not read).
         start = next((i for i, r in enumerate(read) if r.role == "user"), None)
         if start is not None:
             rows = [r for r in read[start:] if _usable(r)]
             if len(rows) > MAX_MESSAGES:  # more whole turns than fit() can keep
-                return rows, read[start].depth
+                return rows
         n *= 4
+
+
+def left_out(rows: list[HistoryRow], window: Window, continuing: bool = False) -> int:
+    """How many messages of the branch lie above the window's first: its depth.
+
+    fit() keeps whole turns, so the window opens with the user message that is as
+    many user messages from the end as the window holds (the continue prompt aside).
+    """
+    users = [r for r in rows if r.role == "user"]
+    kept = sum(m.role == "user" for m in window.messages) - (1 if continuing else 0)
+    return users[-kept].depth if 0 < kept <= len(users) else 0
 
 
 def build_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool = False,
                   files: FileStore | None = None) -> tuple[ModelRequest, Window]:
-    rows, unread = newest_turns(chat.id)
+    rows = newest_turns(chat.id)
     messages = with_attachments(rows, model, files)
     if continuing:
         messages.append(Message(role="user", content=CONTINUE_PROMPT))
@@ -170,8 +180,7 @@ def build_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: boo
         window = fit(messages)
     except Exception as exc:
         raise TurnSetupError(getattr(exc, "code", "context_too_long"), str(exc)) from exc
-    if unread:
-        window = replace(window, omitted=window.omitted + unread)
+    window = replace(window, omitted=left_out(rows, window, continuing))
     system = "\n\n".join(p for p in (chat.system_prompt or "", window.notice()) if p)
     params = {k: v for k, v in (chat.params or {}).items() if v is not None}
     request = ModelRequest(provider=provider_config(model.provider, keys), wire_api=model.wire_api,
