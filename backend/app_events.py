@@ -21,12 +21,13 @@ from typing import Callable
 
 from backend.store.models import Chat
 from backend.store.serialize import chat_to_dict
+from backend.turns.events import APP_EVENTS, make
 from backend.ws_flow import Answers
 
 log = logging.getLogger(__name__)
 QUEUE_CAPACITY = 256  # frames per subscriber; far more than a person's chats change between two reads
-RESYNC = {"type": "resync"}
-FOLDERS_CHANGED = {"type": "folders_changed"}
+RESYNC = make("resync", APP_EVENTS)
+FOLDERS_CHANGED = make("folders_changed", APP_EVENTS)
 
 
 class Subscriber:
@@ -117,10 +118,10 @@ class AppEvents:
                     return  # no window is listening: not even the read
                 chat = Chat.get_or_none(Chat.id == chat_id)
                 if chat is None or chat.deleted_at is not None:
-                    frame = {"type": "chat_removed", "chat_id": chat_id}
+                    frame = make("chat_removed", APP_EVENTS, chat_id=chat_id)
                 else:
-                    frame = {"type": "chat_changed", "chat": chat_to_dict(chat, self._is_running(chat_id),
-                                                                        awaiting=self._is_awaiting(chat_id))}
+                    frame = make("chat_changed", APP_EVENTS, chat=chat_to_dict(
+                        chat, self._is_running(chat_id), awaiting=self._is_awaiting(chat_id)))
                 for sub in self._subs:
                     sub.put(frame)
         except Exception:

@@ -22,6 +22,7 @@ from backend import protocol
 from backend.app import runtime
 from backend.store.db import is_busy_error, release_connection, short_connection
 from backend.turns import snapshot
+from backend.turns.events import make as make_event
 from backend.turns.registry import CommandError
 from backend.ws_flow import CLOSED_CHECK_S, Answers, Inbox, socket_selector
 
@@ -144,9 +145,12 @@ class Connection:
         # Waits while the writer is behind: a burst of frames is answered, never dropped.
         self.direct.put(event)
 
+    def _direct(self, type_: str, **fields) -> dict:
+        """An event for this socket alone, numbered among the hub's."""
+        return make_event(type_, event_id=self.hub.next_direct_id(), turn_id=None, epoch=self.hub.epoch, **fields)
+
     def _error(self, code: str, message: str) -> None:
-        self._push({"type": "error", "event_id": self.hub.next_direct_id(), "turn_id": None,
-                    "epoch": self.hub.epoch, "code": code, "message": message, "retryable": False})
+        self._push(self._direct("error", code=code, message=message, retryable=False))
 
     def _read(self) -> None:
         while not self.closed:
@@ -187,14 +191,13 @@ class Connection:
     def _dispatch(self, frame: dict) -> None:
         kind, reg, chat = frame["type"], self.registry, self.chat_id
         if kind == "ping":
-            self._push({"type": "pong"})
+            self._push(make_event("pong"))
         elif kind == "send":
             answer = reg.send(chat, frame["request_id"], frame["content"], frame.get("attachments") or [],
                               steer=frame.get("mode") == "steer")
             if answer.pop("duplicate"):
                 # A resend after a lost answer: repeat the answer to this socket, change nothing.
-                self._push({"type": "accepted", "event_id": self.hub.next_direct_id(), "turn_id": None,
-                            "epoch": self.hub.epoch, **answer})
+                self._push(self._direct("accepted", **answer))
         elif kind == "stop":
             reg.stop(chat, bool(frame.get("clear_queue")))
         elif kind == "resume":

@@ -16,6 +16,7 @@ from simple_websocket import ConnectionClosed
 
 from backend.app import runtime
 from backend.store.db import release_connection
+from backend.turns.events import APP_EVENTS, make
 from backend.ws import SEND_TIMEOUT, _hang_up, encode, sock
 from backend.ws_flow import CLOSED_CHECK_S, Inbox
 
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 # The first frame, queued before any change can be: from here on nothing is
 # missed, so a client reads GET /api/chats once after it (changes made before
 # it arrived are in that list).
-READY = {"type": "ready"}
+READY = make("ready", APP_EVENTS)
 
 
 @sock.route("/ws/_app")
@@ -73,8 +74,8 @@ def _read(ws, inbox, sub) -> None:
             continue
         problem = _check(text)
         # reply, not put: a burst of pings waits for the writer instead of being dropped for a resync.
-        sub.reply({"type": "pong"} if problem is None
-                  else {"type": "error", "code": "bad_request", "message": problem, "retryable": False})
+        sub.reply(make("pong", APP_EVENTS) if problem is None
+                  else make("error", APP_EVENTS, code="bad_request", message=problem, retryable=False))
     sub.close()  # wakes the writer, which ends the socket
 
 

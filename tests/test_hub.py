@@ -1,10 +1,13 @@
 """The per-chat event hub on its own: numbering, replay, snapshots, trimming."""
+import pytest
+
 from backend.turns import hub as hubmod
+from backend.turns.events import problems
 from backend.turns.hub import ChatHub
 
 
 def turn(h, turn_id="t1", words=("a", "b", "c")):
-    h.publish("turn_start", turn_id, user_message_id=1)
+    h.publish("turn_start", turn_id, user_message_id=1, continue_message_id=None)
     for w in words:
         h.publish("content", turn_id, delta=w, message_id=7)
     h.publish("turn_end", turn_id, status="completed")
@@ -32,12 +35,13 @@ def test_a_reader_behind_the_ring_gets_one_snapshot(monkeypatch):
     (snap,) = sub.pull()
     assert snap["type"] == "snapshot" and snap["content"] == "".join(str(i) for i in range(20))
     assert snap["status"] == "complete" and snap["last_event_id"] == h.last_event_id
+    assert problems(snap) == []
 
 
 def test_a_reader_is_told_when_it_is_falling_behind_and_not_before():
     h = ChatHub("c", "e1")
     sub = h.subscribe()
-    h.publish("turn_start", "t1", user_message_id=1)
+    h.publish("turn_start", "t1", user_message_id=1, continue_message_id=None)
     for i in range(hubmod.BEHIND - 2):
         h.publish("content", "t1", delta=str(i), message_id=7)
     assert not sub.behind.is_set()
@@ -68,3 +72,27 @@ def test_an_old_epoch_resumes_from_the_turn_start():
     sub = h.subscribe()
     sub.resume(h.last_event_id + 50, epoch="e1")
     assert "".join(e.get("delta", "") for e in sub.pull()) == "abc"
+
+
+@pytest.mark.parametrize("type_, fields, said", [
+    ("contents", {"delta": "a", "message_id": 7}, "unknown event type 'contents'"),
+    ("content", {"delta": "a"}, "content lacks message_id"),
+    ("content", {"delta": "a", "message_id": 7, "msg_id": 7}, "content has no field msg_id"),
+    ("pong", {}, "pong is answered to one socket, never published"),
+    ("error", {"code": "x", "message": "m", "retryable": False, "epoch": "e2"}, "error has no field epoch"),
+])
+def test_publish_refuses_an_event_its_definition_does_not_allow(type_, fields, said):
+    h = ChatHub("c", "e1")
+    sub = h.subscribe()
+    with pytest.raises(ValueError) as refused:
+        h.publish(type_, "t1", **fields)
+    assert str(refused.value) == said
+    assert h.last_event_id == 0 and sub.pull() == []  # nothing numbered, nothing logged
+
+
+def test_publish_takes_optional_fields_and_every_defined_type():
+    h = ChatHub("c", "e1")
+    h.publish("accepted", None, request_id="r", message_id=1, queued=False, attachments=[])
+    h.publish("accepted", None, request_id="r", message_id=1, queued=False, attachments=[], steer=False)
+    h.publish("active_changed", None, leaf_id=4)
+    assert h.last_event_id == 3

@@ -12,6 +12,7 @@ import time
 from collections import deque
 
 from backend.turns import snapshot
+from backend.turns.events import CHAT_EVENTS, refusal
 
 # Events kept per chat (the contract asks for at least 500). A reader's writer thread
 # can stall for tens of ms (the GIL, a full socket) while a local model writes a
@@ -24,6 +25,8 @@ LOG_CAPACITY = 16384
 # reply would then stand in for them).
 BEHIND = LOG_CAPACITY // 8
 FINISHED_TURN_TTL = 180.0  # seconds a finished turn stays replayable
+# What a hub numbers and logs: every chat event but those without an event_id (pong).
+PUBLISHED = {name: spec for name, spec in CHAT_EVENTS.items() if spec.common}
 
 
 class TurnView:
@@ -95,6 +98,14 @@ class ChatHub:
         return self._last_id
 
     def publish(self, type_: str, turn_id: str | None = None, **fields) -> dict:
+        """Number the event and log it for every reader; ValueError for a type or field not in events.py."""
+        spec = PUBLISHED.get(type_)
+        # Runs per delta: one set comparison when the event has just its required fields
+        # (every delta), two when it has optional ones; the details only when it fails.
+        if spec is None or (fields.keys() != spec.required_keys
+                            and not spec.required_keys <= fields.keys() <= spec.keys):
+            raise ValueError(refusal(type_, fields) if spec or type_ not in CHAT_EVENTS
+                             else f"{type_} is answered to one socket, never published")
         with self._lock:
             self._last_id += 1
             event = {"type": type_, "event_id": self._last_id, "turn_id": turn_id, "epoch": self.epoch, **fields}

@@ -3,15 +3,16 @@ from __future__ import annotations
 
 from backend.store import history
 from backend.store.serialize import message_to_dict
+from backend.turns.events import make
 
 
 def build(hub, turn_id: str | None, message_id: int | None, content: str, reasoning: str,
           tool_calls: list, status: str, **extra) -> dict:
     """The one shape of a snapshot, numbered as the hub's newest event."""
     last = hub.last_event_id
-    return {"type": "snapshot", "event_id": last, "turn_id": turn_id, "epoch": hub.epoch,
-            "message_id": message_id, "content": content, "reasoning": reasoning, "tool_calls": tool_calls,
-            "status": status, "last_event_id": last, **extra}
+    return make("snapshot", event_id=last, turn_id=turn_id, epoch=hub.epoch, message_id=message_id,
+                content=content, reasoning=reasoning, tool_calls=tool_calls, status=status,
+                last_event_id=last, **extra)
 
 
 def stored(hub, chat_id: str, queue: list[dict]) -> dict:
