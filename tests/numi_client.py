@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from backend.turns.events import APP_EVENTS, CHAT_EVENTS, problems
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -135,7 +137,13 @@ class ServerProcess:
 
 
 class Socket:
-    """A WebSocket client for /ws/<chat_id> that keeps every event it received."""
+    """A WebSocket client for /ws/<chat_id> that keeps every event it received.
+
+    Each event is held to its definition (backend/turns/events.py) as it arrives, so
+    every test that talks to a real server checks the shape of what it was sent.
+    """
+
+    table = CHAT_EVENTS
 
     def __init__(self, server: "ServerProcess", chat_id: str, headers: dict | None = None, query: str = ""):
         from websockets.sync.client import connect
@@ -152,6 +160,8 @@ class Socket:
     def recv(self, timeout: float = 15.0) -> dict:
         event = json.loads(self.ws.recv(timeout=timeout))
         self.events.append(event)
+        wrong = problems(event, self.table)
+        assert not wrong, f"the server sent an event its definition does not allow: {'; '.join(wrong)}"
         return event
 
     def until(self, kind: str, timeout: float = 15.0, **match) -> dict:
@@ -187,6 +197,8 @@ class Socket:
 class AppSocket(Socket):
     """A client of /ws/_app (app-wide chat events). It returns once `ready` arrived:
     from then on every chat change reaches it."""
+
+    table = APP_EVENTS
 
     def __init__(self, server: "ServerProcess", headers: dict | None = None):
         super().__init__(server, "_app", headers)
