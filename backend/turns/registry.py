@@ -3,7 +3,9 @@
 Turns run on worker threads owned by the process; sockets only subscribe to a
 chat's hub. One worker per busy chat runs its turn, then the queued messages
 in order, then exits. Commands come from any socket and answer at once; the
-slow work happens on the worker.
+slow work happens on the worker. What a command does (start, queue, refuse)
+is decided by queue_rules.py; this module holds the lock, runs the threads,
+saves through backend/store/history.py and publishes.
 """
 from __future__ import annotations
 
@@ -24,11 +26,11 @@ from backend.store.models import Chat, Message as MessageRow, ModelEntry
 from backend.store.serialize import attachment_ids, file_to_dict, files_by_id, message_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.mcp_runtime import McpRuntime
+from backend.turns.queue_rules import ChatQueue, Refuse, Start
 from backend.turns.runner import Turn
 from backend.turns.title import maybe_title
 
 log = logging.getLogger(__name__)
-MAX_QUEUE = 10
 FLUSH_INTERVAL = 0.5  # partial text reaches the disk at least this often (the contract: once a second)
 PREVIEW_CHARS = 120
 TRIM_EVERY = 60  # flush ticks (30 s) between sweeps that drop expired turns' event logs
@@ -47,13 +49,18 @@ class CommandError(Exception):
         self.code, self.message = code, message
 
 
+def _refuse(decision) -> None:
+    """Raise a rule's refusal as the command's error; any other decision passes."""
+    if isinstance(decision, Refuse):
+        raise CommandError(decision.code, decision.message)
+
+
 class _ChatState:
     def __init__(self, hub: ChatHub):
         self.hub = hub
         self.turn: Turn | None = None
         self.thread: threading.Thread | None = None
-        self.queue: list[int] = []  # queued user message ids, in order
-        self.steer: set[int] = set()  # those of them sent to steer the running turn
+        self.rules = ChatQueue()  # running or not, and the queue: changed under the registry's lock
 
 
 def limits_from_env() -> agent.Limits:
@@ -188,10 +195,9 @@ class TurnRegistry:
     def queue_items(self, chat_id: str) -> list[dict]:
         state = self._state(chat_id)
         with self._lock:
-            ids = list(state.queue)
-            steer = set(state.steer)
-        rows = history.by_ids(ids)
-        return [{"message_id": i, "preview": _preview(rows[i]), "steer": i in steer} for i in ids if i in rows]
+            items = state.rules.items()
+        rows = history.by_ids([i for i, _ in items])
+        return [{"message_id": i, "preview": _preview(rows[i]), "steer": steer} for i, steer in items if i in rows]
 
     # --- commands ---------------------------------------------------------------------
 
@@ -204,29 +210,25 @@ class TurnRegistry:
                 return {"request_id": request_id, "message_id": existing.id,
                         "queued": existing.status == "queued", "attachments": message_attachments(existing),
                         "duplicate": True}
-            self._check_open()
+            decision = state.rules.send(self._closing, steer)
+            _refuse(decision)
             rows = files_by_id(attachments)
             missing = [f for f in attachments if f not in rows]
             if missing:
                 raise CommandError("not_found", f"No attached file with id {missing[0]!r}. Attach it again.")
             # Shown with the message by every window, as GET …/messages lists it.
             files = [file_to_dict(rows[f]) for f in attachments]
-            queued = state.turn is not None
-            if queued and len(state.queue) >= MAX_QUEUE:
-                raise CommandError("queue_full", f"{MAX_QUEUE} messages are already waiting. "
-                                                 f"Wait for the reply, or discard a queued message.")
+            queued = not isinstance(decision, Start)
             fields = dict(role="user", content=content, request_id=request_id,
                           content_parts={"attachments": attachments} if attachments else None)
             with db.atomic():
                 row = history.enqueue(chat_id, **fields) if queued else history.append_to_branch(chat_id, **fields)
                 Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()
-            steer = steer and queued
+            steer = queued and decision.steer
             state.hub.publish("accepted", state.turn.id if queued else None, request_id=request_id,
                               message_id=row.id, queued=queued, attachments=files, steer=steer)
             if queued:
-                state.queue.append(row.id)
-                if steer:
-                    state.steer.add(row.id)
+                state.rules.enqueue(row.id, steer)
                 self._publish_queue(chat_id)
                 self.app_events.chat_changed(chat_id)  # new activity moves it up the list
             else:
@@ -237,10 +239,9 @@ class TurnRegistry:
     def stop(self, chat_id: str, clear_queue: bool = False) -> bool:
         state = self._state(chat_id)
         with self._lock:
-            if clear_queue and state.queue:
-                history.discard_queued(state.queue)
-                state.queue.clear()
-                state.steer.clear()
+            dropped = state.rules.clear() if clear_queue else []
+            if dropped:
+                history.discard_queued(dropped)
                 self._publish_queue(chat_id)
             turn = state.turn
         if turn is None:
@@ -338,23 +339,14 @@ class TurnRegistry:
     def queue_discard(self, chat_id: str, message_id: int) -> None:
         state = self._state(chat_id)
         with self._lock:
-            if message_id not in state.queue:
-                raise CommandError("not_found", "That message is not waiting in the queue any more.")
-            state.queue.remove(message_id)
-            state.steer.discard(message_id)
+            _refuse(state.rules.discard(message_id))
             history.discard_queued([message_id])
             self._publish_queue(chat_id)
 
     # --- internals --------------------------------------------------------------------
 
-    def _check_open(self) -> None:
-        if self._closing:
-            raise CommandError("shutting_down", "Numi is quitting; this message was not sent.")
-
     def _check_idle(self, state: _ChatState) -> None:
-        self._check_open()
-        if state.turn is not None:
-            raise CommandError("busy", "A reply is still being written. Stop it first, or wait for it.")
+        _refuse(state.rules.check_idle(self._closing))
 
     def _message(self, chat_id: str, message_id: int) -> MessageRow:
         try:
@@ -375,12 +367,9 @@ class TurnRegistry:
         """The steering messages waiting for the running turn, off the queue (oldest first)."""
         state = self._state(chat_id)
         with self._lock:
-            taken = [i for i in state.queue if i in state.steer]
-            if not taken:
-                return []
-            state.queue = [i for i in state.queue if i not in state.steer]
-            state.steer.clear()
-        self._publish_queue(chat_id)
+            taken = state.rules.take_steering()
+        if taken:
+            self._publish_queue(chat_id)
         return taken
 
     def _publish_queue(self, chat_id: str) -> None:
@@ -389,6 +378,7 @@ class TurnRegistry:
     def _start(self, state: _ChatState, chat_id: str, user_message_id: int | None,
                continue_message_id: int | None = None, model_id: str | None = None,
                reply_id: int | None = None) -> None:
+        state.rules.start()
         state.turn = Turn(self, chat_id, user_message_id, continue_message_id, model_id=model_id,
                           reply_id=reply_id)
         state.thread = threading.Thread(target=self._work, args=(state, chat_id), name=f"turn-{chat_id}",
@@ -403,17 +393,15 @@ class TurnRegistry:
                 status = turn.run()
                 self._after_turn(chat_id, turn, status)
                 with self._lock:
-                    if self._closing or not state.queue:
+                    following = state.rules.turn_ended(self._closing)
+                    if not isinstance(following, Start):
                         state.turn = state.thread = None
                         turn.publish("turn_end", status=status)
                         self.app_events.chat_changed(chat_id)  # not running; maybe unread
                         return
-                    next_id = state.queue.pop(0)
                     # A queued message keeps the id `accepted` gave it (CONTRACT: turn_start's
-                    # user_message_id is that id) and joins the branch as its turn starts. One
-                    # that was to steer a turn that ended first starts its own the same way.
-                    state.steer.discard(next_id)
-                    attached = history.attach(chat_id, next_id)
+                    # user_message_id is that id) and joins the branch as its turn starts.
+                    attached = history.attach(chat_id, following.message_id)
                     state.turn = Turn(self, chat_id, attached.id if attached else None)
                     turn.publish("turn_end", status=status)
                     self._publish_queue(chat_id)
