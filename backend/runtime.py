@@ -1,4 +1,8 @@
-"""The services one server holds for its lifetime: keys, the catalog file and the turn registry."""
+"""The services one server holds for its lifetime: keys, the catalog file, app events, MCP, turns.
+
+App-wide services hang off this object, not off the turn registry: the API and
+the sockets reach them here, and the registry is handed the ones it uses.
+"""
 from __future__ import annotations
 
 import importlib
@@ -12,17 +16,24 @@ log = logging.getLogger(__name__)
 
 class Runtime:
     def __init__(self, config):
+        from backend.app_events import AppEvents
         from backend.catalog.service import CatalogService
         from backend.keys import KeyStore
         from backend.store.files import FileStore
+        from backend.turns.mcp_runtime import McpRuntime
         from backend.turns.registry import TurnRegistry
 
         self.config = config
         self.keys = KeyStore()
         self.catalog = CatalogService(config.data_dir)
         self.files = FileStore.for_data_dir(config.data_dir)  # attachments, content-addressed
-        self.registry = TurnRegistry(config, self.keys)
-        self.registry.catalog = self.catalog  # a turn whose tools were refused turns them off there
+        # Chat-level changes for every window's chat list (/ws/_app) and the desktop shell;
+        # whether a chat runs or waits is the registry's to say (made just below).
+        self.app_events = AppEvents(lambda chat_id: self.registry.is_running(chat_id),
+                                    lambda chat_id: self.registry.is_awaiting(chat_id))
+        self.mcp = McpRuntime(self.keys)  # the MCP servers of catalog.toml, for turns and the API
+        # The catalog: a turn whose tools were refused turns them off there.
+        self.registry = TurnRegistry(config, self.keys, self.app_events, mcp=self.mcp, catalog=self.catalog)
         self.auto_backup = None  # started with the rest, in start()
 
     def start(self) -> None:
@@ -32,6 +43,7 @@ class Runtime:
         self.files.sweep_tmp()
         housekeeping.at_start()
         self.registry.start()
+        self.mcp.reload()
         self.auto_backup = _start_auto_backup(self.config.data_dir)
         # The SDKs take most of a second to import; do it now, off the start-up
         # path, rather than in the first turn the person waits on.
@@ -45,6 +57,8 @@ class Runtime:
         except Exception:
             log.exception("stopping the catalog watcher failed")
         self.registry.shutdown(timeout)
+        self.app_events.close()
+        self.mcp.close()
         # Temporary chats end with the app. A reply that would not stop in time keeps its
         # chat (its thread may still write to it); the next start removes it once idle.
         try:

@@ -31,7 +31,7 @@ READY = make("ready", APP_EVENTS)
 def app_socket(ws):
     raw = ws.sock
     release_connection()  # the request's own: this socket never queries
-    events = runtime().registry.app_events
+    events = runtime().app_events
     sub = events.subscribe(first=READY)
     try:
         _serve(ws, raw, sub)

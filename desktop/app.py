@@ -99,7 +99,8 @@ class DesktopApp:
         self._install_gtk_hooks()
         self.notifier = Notifier(ASSETS / "numi-256.png", self.open_chat)
         self.notifier.start()
-        self.watcher = TurnWatcher(self.server.runtime.registry, self._on_count,
+        runtime = self.server.runtime
+        self.watcher = TurnWatcher(runtime.registry, runtime.app_events, self._on_count,
                                    self._on_turn_finished, self._on_approval)
         self.watcher.start()
         self.tray = Tray(self, ASSETS / "numi-64.png")

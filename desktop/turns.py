@@ -16,9 +16,9 @@ log = logging.getLogger(__name__)
 
 
 class TurnWatcher:
-    def __init__(self, registry, on_count: Callable[[int], None],
+    def __init__(self, registry, app_events, on_count: Callable[[int], None],
                  on_finished: Callable[[dict], None], on_approval: Callable[[dict, dict], None]):
-        self.registry = registry
+        self.registry, self.app_events = registry, app_events
         self.on_count, self.on_finished, self.on_approval = on_count, on_finished, on_approval
         self._running: dict[str, dict] = {}  # chat id -> last chat dict seen running
         self._asked: dict[str, set[str]] = {}  # chat id -> approval ids already notified
@@ -26,7 +26,7 @@ class TurnWatcher:
         self._thread = threading.Thread(target=self._run, name="desktop-turns", daemon=True)
 
     def start(self) -> None:
-        self._sub = self.registry.app_events.subscribe()
+        self._sub = self.app_events.subscribe()
         self._thread.start()
 
     def running_count(self) -> int:
@@ -34,7 +34,7 @@ class TurnWatcher:
 
     def stop(self) -> None:
         if self._sub is not None:
-            self.registry.app_events.unsubscribe(self._sub)
+            self.app_events.unsubscribe(self._sub)
 
     def _run(self) -> None:
         while True:

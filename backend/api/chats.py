@@ -39,7 +39,7 @@ def _chat_json(chat: Chat, full: bool = True) -> dict:
 
 def _changed(chat_id: str) -> None:
     """Tell open windows' chat lists (/ws/_app); called once the change is committed."""
-    runtime().registry.app_events.chat_changed(chat_id)
+    runtime().app_events.chat_changed(chat_id)
 
 
 def _chat(chat_id: str, *, include_deleted: bool = False) -> Chat:

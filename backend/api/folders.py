@@ -22,7 +22,7 @@ NAME_MAX = 100
 
 def _folders_changed() -> None:
     """Tell open windows (/ws/_app) to read the folders again."""
-    runtime().registry.app_events.folders_changed()
+    runtime().app_events.folders_changed()
 
 
 def _folder(folder_id: str) -> Folder:

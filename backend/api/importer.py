@@ -75,7 +75,7 @@ def import_chats():
             safe_zip.close()
         for blob in blobs:
             blob.discard()
-    events = runtime().registry.app_events
+    events = runtime().app_events
     if any(c.folder for c in chats):
         events.folders_changed()
     for chat_id in ids:

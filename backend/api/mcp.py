@@ -42,15 +42,15 @@ def _no_secret(field: str, what: str = "This") -> str:
 
 
 def _mcp():
-    """The turn registry's McpRuntime (one per server process)."""
-    return runtime().registry.mcp
+    """The runtime's McpRuntime (one per server process)."""
+    return runtime().mcp
 
 
 @bp.record_once
 def _follow_the_file(state) -> None:
     # A saved edit of catalog.toml changes the table from the watcher's thread: the servers follow it.
     numi = state.app.extensions["numi"]
-    numi.catalog.on_mcp_change(lambda: numi.registry.mcp.reload())
+    numi.catalog.on_mcp_change(lambda: numi.mcp.reload())
 
 
 def _server(server_id: str) -> McpServer:

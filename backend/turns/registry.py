@@ -15,8 +15,6 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from backend.app_events import AppEvents
-from backend.turns.toolset import Toolsets
 from backend.core import agent
 from backend.core.tools import ToolRegistry
 from backend.store import history
@@ -25,10 +23,11 @@ from backend.store.files import FileStore
 from backend.store.models import Chat, Message as MessageRow, ModelEntry
 from backend.store.serialize import attachment_ids, file_to_dict, files_by_id, message_attachments
 from backend.turns.hub import ChatHub
-from backend.turns.mcp_runtime import McpRuntime
 from backend.turns.queue_rules import ChatQueue, Refuse, Start
 from backend.turns.runner import Turn
+from backend.turns.services import TurnServices
 from backend.turns.title import maybe_title
+from backend.turns.toolset import Toolsets
 
 log = logging.getLogger(__name__)
 FLUSH_INTERVAL = 0.5  # partial text reaches the disk at least this often (the contract: once a second)
@@ -80,22 +79,23 @@ def load_tools() -> ToolRegistry:
 
 
 class TurnRegistry:
-    def __init__(self, config, keys):
-        self.config, self.keys = config, keys
-        self.tools = load_tools()
-        self.mcp = McpRuntime(keys)
-        self.toolsets = Toolsets(self.tools, config.data_dir, self.mcp)
-        self.files = FileStore.for_data_dir(config.data_dir)  # attachments, read into model requests
-        self.limits = limits_from_env()
-        self.catalog = None  # the CatalogService, set by the runtime (tests may run without one)
-        self.tool_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
+    """`app_events` (the chat list's publisher) and `mcp` (the MCP servers' tools) are the
+    runtime's, shared with the API; `catalog` is the CatalogService (None: run without one)."""
+
+    def __init__(self, config, keys, app_events, mcp=None, catalog=None):
+        self.config = config
+        self.app_events = app_events
+        self.toolsets = Toolsets(load_tools(), config.data_dir, mcp)
+        self.services = TurnServices(
+            keys=keys, tools=self.toolsets.plugins, toolsets=self.toolsets,
+            files=FileStore.for_data_dir(config.data_dir), limits=limits_from_env(),
+            tool_pool=ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool"), catalog=catalog,
+            chat_changed=app_events.chat_changed, take_steering=self.take_steering)
         self._lock = threading.RLock()
         self._chats: dict[str, _ChatState] = {}
         self._closing = False
         self._stopped = threading.Event()
         self._flusher = threading.Thread(target=self._flush_forever, name="flusher", daemon=True)
-        # Chat-level changes for every window's chat list (/ws/_app).
-        self.app_events = AppEvents(self.is_running, self.is_awaiting)
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -105,7 +105,6 @@ class TurnRegistry:
             n = history.recover_after_crash()
         if n:
             log.info("marked %d messages from the last run as interrupted", n)
-        self.mcp.reload()
         self._flusher.start()
 
     def shutdown(self, timeout: float) -> None:
@@ -126,13 +125,11 @@ class TurnRegistry:
             while thread.is_alive() and not deadline.is_set():
                 thread.join(0.1)
         timer.cancel()
-        self.app_events.close()
         self._stopped.set()
         if self._flusher.is_alive():
             self._flusher.join(1.0)
-        self.tool_pool.shutdown(wait=False, cancel_futures=True)
+        self.services.tool_pool.shutdown(wait=False, cancel_futures=True)
         self.toolsets.close()
-        self.mcp.close()
 
     def _flush_forever(self) -> None:
         ticks = 0
@@ -379,8 +376,8 @@ class TurnRegistry:
                continue_message_id: int | None = None, model_id: str | None = None,
                reply_id: int | None = None) -> None:
         state.rules.start()
-        state.turn = Turn(self, chat_id, user_message_id, continue_message_id, model_id=model_id,
-                          reply_id=reply_id)
+        state.turn = Turn(self.services, state.hub, chat_id, user_message_id, continue_message_id,
+                          model_id=model_id, reply_id=reply_id)
         state.thread = threading.Thread(target=self._work, args=(state, chat_id), name=f"turn-{chat_id}",
                                         daemon=True)
         state.thread.start()
@@ -402,7 +399,7 @@ class TurnRegistry:
                     # A queued message keeps the id `accepted` gave it (CONTRACT: turn_start's
                     # user_message_id is that id) and joins the branch as its turn starts.
                     attached = history.attach(chat_id, following.message_id)
-                    state.turn = Turn(self, chat_id, attached.id if attached else None)
+                    state.turn = Turn(self.services, state.hub, chat_id, attached.id if attached else None)
                     turn.publish("turn_end", status=status)
                     self._publish_queue(chat_id)
                     self.app_events.chat_changed(chat_id)  # still running, newer activity
@@ -412,5 +409,5 @@ class TurnRegistry:
             with db.atomic():
                 Chat.update(unread=True).where(Chat.id == chat_id).execute()
         if status == "completed" and turn.final_message_id is not None and not self._closing:
-            threading.Thread(target=maybe_title, args=(self, chat_id, turn.model_id), name="title",
-                             daemon=True).start()
+            threading.Thread(target=maybe_title, args=(self.services, turn.hub, chat_id, turn.model_id),
+                             name="title", daemon=True).start()

@@ -20,6 +20,8 @@ from backend.store.models import Chat, ModelEntry
 from backend.turns import approvals, metrics
 from backend.turns.context import (TurnSetupError, build_request, fallback_routes, history_rows,
                                    resolve_model, with_attachments, workspace_folder)
+from backend.turns.hub import ChatHub
+from backend.turns.services import TurnServices
 
 log = logging.getLogger(__name__)
 CRASHED = agent.Outcome("failed", "internal", "Something went wrong inside Numi while answering; "
@@ -55,18 +57,18 @@ class Partial:
 
 
 class Turn:
-    def __init__(self, registry, chat_id: str, user_message_id: int | None,
+    def __init__(self, services: TurnServices, hub: ChatHub, chat_id: str, user_message_id: int | None,
                  continue_message_id: int | None = None, model_id: str | None = None,
                  reply_id: int | None = None):
-        self.registry = registry
+        self.services = services
         self.reply_id = reply_id  # regenerate: the new version's row, written by this turn's first step
         self.chat_id = chat_id
-        self.hub = registry.hub(chat_id)
+        self.hub = hub
         self.id = "t_" + secrets.token_hex(6)
         self.user_message_id = user_message_id
         self.continue_message_id = continue_message_id
         self.cancel = CancelToken()
-        self.tools = registry.tools  # until the turn knows its chat's model and workspace
+        self.tools = services.tools  # until the turn knows its chat's model and workspace
         self._awaiting_results: tuple[int, set[str]] | None = None  # assistant row, its calls without results
         self.partial: Partial | None = None
         self.model_id: str | None = None
@@ -110,10 +112,10 @@ class Turn:
         chat = Chat.get_by_id(self.chat_id)
         model = resolve_model(chat, self.asked_model_id)
         self.model_id = model.id
-        self.tools = self.registry.toolsets.for_chat(workspace_folder(chat), bool(model.supports_tools))
-        request, _window = build_request(chat, model, self.registry.keys, self.tools.specs(),
+        self.tools = self.services.toolsets.for_chat(workspace_folder(chat), bool(model.supports_tools))
+        request, _window = build_request(chat, model, self.services.keys, self.tools.specs(),
                                          continuing=self.continue_message_id is not None,
-                                         files=self.registry.files)
+                                         files=self.services.files)
         if self.continue_message_id is not None:
             row = history.by_ids([self.continue_message_id])[self.continue_message_id]
             history.save(row.id, status="streaming", error=None)
@@ -125,9 +127,9 @@ class Turn:
             if row.content:
                 self.publish("content", delta=row.content, message_id=row.id)
         loop = agent.AgentLoop(request, stream_fn=open_stream, emit=self._on_event, approve=self._approve,
-                               cancel=self.cancel, tools=self.tools, limits=self.registry.limits,
-                               pool=self.registry.tool_pool,
-                               fallbacks=fallback_routes(model, request, self.registry.keys),
+                               cancel=self.cancel, tools=self.tools, limits=self.services.limits,
+                               pool=self.services.tool_pool,
+                               fallbacks=fallback_routes(model, request, self.services.keys),
                                steering=lambda: self._take_steering(model))
         return loop.run()
 
@@ -135,20 +137,20 @@ class Turn:
         """Move each waiting steering message to here in the history (a new row after this
         step's tool results, so a reload shows it where the model read it) and hand it on."""
         out = []
-        for queued_id in self.registry.take_steering(self.chat_id):
+        for queued_id in self.services.take_steering(self.chat_id):
             moved = history.attach(self.chat_id, queued_id)
             if moved is None:
                 continue  # discarded meanwhile
             self.publish("steered", message_id=moved.id, queued_id=queued_id, content=moved.content)
             self.publish("message_saved", message_id=moved.id, role="user")
             out.extend(with_attachments(history_rows(self.chat_id, leaf_id=moved.id, newest=1), model,
-                                        self.registry.files))
+                                        self.services.files))
         return out
 
     def _finish(self, outcome: agent.Outcome) -> None:
         if outcome.error_code == "tools_unsupported":
             from backend.catalog.tools_refused import turn_tools_off
-            message = turn_tools_off(self.registry.catalog, self.model_id, outcome.error_message)
+            message = turn_tools_off(self.services.catalog, self.model_id, outcome.error_message)
             if message:
                 outcome = replace(outcome, error_message=message)
         if outcome.error_code:
@@ -306,12 +308,12 @@ class Turn:
         extra = {"changed": True, "description": tool.spec.description} if changed else {}
         self.publish("approval_required", approval_id=approval_id, call_id=call.id, name=call.name,
                      arguments=call.arguments, can_always=approvals.rule_for(call) is not None, **extra)
-        self.registry.app_events.chat_changed(self.chat_id)  # the chat list and the tray show it waits
+        self.services.chat_changed(self.chat_id)  # the chat list and the tray show it waits
         wake.wait()
         unregister()
         with self._approvals_lock:
             decision = self._approvals.pop(approval_id)[1]
-        self.registry.app_events.chat_changed(self.chat_id)
+        self.services.chat_changed(self.chat_id)
         if decision is None:
             return agent.Decision("deny", "The turn was stopped before anyone answered.")
         if decision.kind != "deny":

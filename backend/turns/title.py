@@ -8,6 +8,8 @@ from backend.store.db import db
 from backend.store import history
 from backend.store.models import Chat, ModelEntry
 from backend.turns.context import provider_config
+from backend.turns.hub import ChatHub
+from backend.turns.services import TurnServices
 
 log = logging.getLogger(__name__)
 TITLE_PROMPT = ("Write a title of at most six words for the conversation below. "
@@ -20,7 +22,7 @@ def clean_title(text: str) -> str:
     return line.strip().strip("\"'“”‘’*#").strip().rstrip(".")[:MAX_TITLE].strip()
 
 
-def maybe_title(registry, chat_id: str, model_id: str | None) -> None:
+def maybe_title(services: TurnServices, hub: ChatHub, chat_id: str, model_id: str | None) -> None:
     """Give an untitled chat a title; a failure is logged and never touches the turn."""
     from backend.providers import complete_text
 
@@ -32,7 +34,7 @@ def maybe_title(registry, chat_id: str, model_id: str | None) -> None:
                 return
             rows = [r for r in history.branch_of(chat_id) if r.role in ("user", "assistant")][:2]
             excerpt = "\n\n".join(f"{r.role}: {r.content[:2000]}" for r in rows if r.content)
-            request = ModelRequest(provider=provider_config(model.provider, registry.keys),
+            request = ModelRequest(provider=provider_config(model.provider, services.keys),
                                    wire_api=model.wire_api, model=model.api_model, system=TITLE_PROMPT,
                                    messages=(Message(role="user", content=excerpt),),
                                    params={"max_tokens": 30})
@@ -42,7 +44,7 @@ def maybe_title(registry, chat_id: str, model_id: str | None) -> None:
             with db.atomic():
                 updated = Chat.update(title=title).where((Chat.id == chat_id) & (Chat.title == "")).execute()
             if updated:
-                registry.hub(chat_id).publish("title_update", None, title=title)
-                registry.app_events.chat_changed(chat_id)
+                hub.publish("title_update", None, title=title)
+                services.chat_changed(chat_id)
     except Exception as exc:
         log.warning("could not title chat %s: %s", chat_id, exc)

@@ -1,0 +1,25 @@
+"""What a turn uses besides its chat's rows: a few collaborators, built once by the registry."""
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from backend.core import agent
+from backend.core.tools import ToolRegistry
+from backend.keys import KeyStore
+from backend.store.files import FileStore
+from backend.turns.toolset import Toolsets
+
+
+@dataclass(frozen=True)
+class TurnServices:
+    keys: KeyStore  # provider API keys
+    tools: ToolRegistry  # the plugin tools, until a turn knows its chat's model and workspace
+    toolsets: Toolsets  # each chat's tool set
+    files: FileStore  # attachments, read into model requests
+    limits: agent.Limits
+    tool_pool: Executor  # tool calls run here, a few at once
+    catalog: Any  # the CatalogService (a refused tool set is turned off there); None when run without one
+    chat_changed: Callable[[str], None]  # the chat list's row for this chat changed (app events)
+    take_steering: Callable[[str], list[int]]  # the chat's steering messages, off its queue
