@@ -6,7 +6,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flask import Flask, current_app
+from flask import Flask
 
 from backend import __version__, errors, security, web_assets
 from backend.store.db import db
@@ -23,11 +23,6 @@ class Config:
     # Seconds between WebSocket pings; a client that misses one pong is closed.
     ping_interval: float = float(os.environ.get("NUMI_WS_PING_INTERVAL", "25"))
     db_busy_timeout_ms: int = int(os.environ.get("NUMI_DB_BUSY_TIMEOUT_MS", "5000"))
-
-
-def runtime():
-    """The per-app services (secrets, turn registry) for the current request."""
-    return current_app.extensions["numi"]
 
 
 def create_app(config: Config) -> Flask:
@@ -53,7 +48,7 @@ def create_app(config: Config) -> Flask:
         if not db.is_closed():
             db.close()
 
-    from backend import ws
+    from backend import ws, ws_app  # noqa: F401  ws_app registers /ws/_app on ws.sock before it is attached
     from backend.api import register_all
     register_all(app)
     ws.init_app(app)

@@ -9,9 +9,16 @@ import importlib
 import logging
 import threading
 
+from flask import current_app
+
 from backend.store import housekeeping
 
 log = logging.getLogger(__name__)
+
+
+def runtime() -> Runtime:
+    """The per-app services (keys, app events, turn registry) for the current request."""
+    return current_app.extensions["numi"]
 
 
 class Runtime:

@@ -13,8 +13,8 @@ from flask import current_app, jsonify, request
 
 from backend import sign_in
 from backend.errors import error_body
+from backend.sign_in import COOKIE
 
-COOKIE = "numi_session"
 CSP = ("default-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data: blob:; "
        "style-src 'self' 'unsafe-inline'; font-src 'self' data:; object-src 'none'; "
        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")

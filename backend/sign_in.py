@@ -23,6 +23,7 @@ from flask import Flask, current_app, jsonify, redirect, request
 from backend.errors import error_body
 
 PATH = "/_sign-in/"
+COOKIE = "numi_session"  # the session cookie a sign-in sets; security.py checks it on every request
 WINDOW_TTL_S = 60.0  # the desktop window opens its address at once
 PRINTED_TTL_S = 600.0  # a person copies a printed address into a browser
 MAX_LIVE = 256  # unspent nonces kept; the oldest go first (each is a few dozen bytes)
@@ -81,8 +82,6 @@ p {{ margin: 0; }}
 
 def session_response(target: str = ""):
     """303 to `/` (or to chat `target`) with the session cookie set."""
-    from backend.security import COOKIE
-
     location = "/" + (f"#/c/{target}" if CHAT_ID.match(target) else "")
     response = redirect(location, code=303)
     response.set_cookie(COOKIE, current_app.config["TOKEN"], httponly=True, samesite="Strict", path="/")

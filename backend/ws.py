@@ -19,7 +19,7 @@ from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
 from backend import protocol
-from backend.app import runtime
+from backend.runtime import runtime
 from backend.store.db import is_busy_error, release_connection, short_connection
 from backend.turns import snapshot
 from backend.turns.events import make as make_event
@@ -277,8 +277,6 @@ def _hang_up(ws, raw) -> None:
 
 
 def init_app(app) -> None:
-    from backend import ws_app  # noqa: F401  registers /ws/_app on `sock` before it is attached
-
     # simple-websocket's default selector costs a descriptor per socket.
     app.config.setdefault("SOCK_SERVER_OPTIONS", {})["selector_class"] = socket_selector()
     sock.init_app(app)

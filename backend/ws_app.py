@@ -14,7 +14,7 @@ import threading
 
 from simple_websocket import ConnectionClosed
 
-from backend.app import runtime
+from backend.runtime import runtime
 from backend.store.db import release_connection
 from backend.turns.events import APP_EVENTS, make
 from backend.ws import SEND_TIMEOUT, _hang_up, encode, sock

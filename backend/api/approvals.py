@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, request
 
 from backend.api.validate import json_body
-from backend.app import runtime
 from backend.errors import invalid, not_found
+from backend.runtime import runtime
 from backend.store.models import Chat
 from backend.turns import approvals
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from flask import Blueprint
 
 from backend.api.validate import json_body
-from backend.app import runtime
 from backend.errors import ApiError, invalid
+from backend.runtime import runtime
 from backend.store import backup
 from backend.store.serialize import iso
 

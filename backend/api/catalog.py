@@ -7,13 +7,13 @@ from flask import Blueprint
 
 from backend.api.settings import forget_models
 from backend.api.validate import MISSING, Fields, json_body
-from backend.app import runtime
 from backend.catalog import KINDS, WIRE_APIS, default_wire_api
 from backend.catalog.service import CatalogInvalid
 from backend.catalog.toml_file import MAX_NOTE, SECRET_VALUE
 from backend.catalog.tools_refused import is_tools_off_note
 from backend.errors import ApiError, not_found
 from backend.keys import key_problem
+from backend.runtime import runtime
 from backend.store.models import ModelEntry, Provider, new_id
 from backend.store.serialize import model_to_dict, provider_to_dict
 

@@ -9,8 +9,8 @@ from flask import Blueprint, request
 
 from backend.api.settings import get_setting
 from backend.api.validate import MISSING, Fields, bool_arg, int_arg, json_body
-from backend.app import runtime
 from backend.errors import ApiError, invalid, not_found
+from backend.runtime import runtime
 from backend.store.db import db, now
 from backend.store.housekeeping import purge_chats
 from backend.store.models import Chat, Folder, Message, ModelEntry

@@ -14,8 +14,8 @@ from flask import Blueprint, Response, request, send_file
 
 from backend.api.chats import _chat
 from backend.api.files import _disposition
-from backend.app import runtime
 from backend.errors import invalid
+from backend.runtime import runtime
 from backend.store import export_format as fmt
 from backend.store.models import Chat
 

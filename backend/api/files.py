@@ -14,8 +14,8 @@ from flask import Blueprint, request, send_file
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from backend.api import multipart
-from backend.app import runtime
 from backend.errors import ApiError, invalid, not_found
+from backend.runtime import runtime
 from backend.store.db import db
 from backend.store.files import TooLarge, clean_name, human_size, max_file_bytes, served_type, sniff
 from backend.store.models import File

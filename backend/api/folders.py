@@ -7,8 +7,8 @@ from peewee import fn
 
 from backend.api.chats import _changed, _check_params, _check_ref
 from backend.api.validate import MISSING, Fields, json_body
-from backend.app import runtime
 from backend.errors import not_found
+from backend.runtime import runtime
 from backend.store.db import db
 from backend.store.models import Chat, Folder, ModelEntry
 from backend.store.serialize import iso

@@ -12,8 +12,8 @@ from flask import Blueprint, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from backend.api.files import receive_upload
-from backend.app import runtime
 from backend.errors import ApiError, invalid
+from backend.runtime import runtime
 from backend.store import import_read as rd
 from backend.store.import_chatgpt import parse_chatgpt
 from backend.store.files import TooLarge, human_size

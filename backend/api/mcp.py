@@ -11,11 +11,11 @@ from flask import Blueprint
 
 from backend.api.catalog import editing
 from backend.api.validate import MISSING, Fields, json_body
-from backend.app import runtime
 from backend.catalog import mcp_file as rules
 from backend.catalog.sync import mcp_server_dict
 from backend.catalog.toml_file import ID_RE
 from backend.errors import ApiError, not_found
+from backend.runtime import runtime
 from backend.store.models import McpServer
 from backend.tools.mcp_config import McpError
 

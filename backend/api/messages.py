@@ -4,8 +4,8 @@ from __future__ import annotations
 from flask import Blueprint, request
 
 from backend.api.validate import MISSING, Fields, int_arg, json_body
-from backend.app import runtime
 from backend.errors import ApiError, invalid, not_found
+from backend.runtime import runtime
 from backend.store import history
 from backend.store.models import Chat
 from backend.store.serialize import iso, message_attachments, message_to_dict

@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import Blueprint
 
 from backend.api.validate import MISSING, Fields, json_body
-from backend.app import runtime
+from backend.runtime import runtime
 from backend.store.db import db
 from backend.store.models import ModelEntry, Setting
 from backend.tools import sandbox

@@ -9,8 +9,8 @@ from flask import Blueprint, request
 
 from backend.api.chats import PAGE_MAX, STOP_WAIT_S
 from backend.api.validate import int_arg
-from backend.app import runtime
 from backend.errors import ApiError, invalid
+from backend.runtime import runtime
 from backend.store import housekeeping
 from backend.store.db import db
 from backend.store.models import Chat

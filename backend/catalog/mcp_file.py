@@ -11,7 +11,7 @@ import os
 import re
 from urllib.parse import urlsplit
 
-from backend.catalog.toml_file import SECRET_NAME, SECRET_VALUE, _show, _Table
+from backend.catalog.checks import SECRET_NAME, SECRET_VALUE, _show, _Table
 
 TRANSPORTS = ("stdio", "http")
 DEFAULT_CALL_TIMEOUT = 60.0

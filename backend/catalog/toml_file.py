@@ -6,11 +6,14 @@ key in the text, so an error always says where to look.
 """
 from __future__ import annotations
 
-import math
 import re
 import tomllib
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+from backend.catalog import mcp_file
+# ID_RE, SECRET_VALUE and CatalogError are imported from here by the API and the package.
+from backend.catalog.checks import ID_RE, SECRET_NAME, SECRET_VALUE, CatalogError, _fail, _Table  # noqa: F401
 
 KINDS = ("openai", "anthropic", "openai_compatible")
 WIRE_APIS = ("chat_completions", "responses", "anthropic_messages")
@@ -19,18 +22,11 @@ FORMAT_VERSION = 1
 DEFAULT_TIMEOUT = 60.0
 MAX_FALLBACKS = 10
 MAX_NOTE = 500
-ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 CAPABILITIES = ("tools", "vision", "reasoning")
 
 PROVIDER_KEYS = ("id", "kind", "name", "base_url", "enabled", "timeout")
 MODEL_KEYS = ("id", "provider", "wire_api", "api_model", "label", "context_window", "max_output_tokens",
               "supports", "fallbacks", "price_input", "price_output", "note")
-# A key name that means a secret: refused wherever it appears, before anything else is checked.
-SECRET_NAME = re.compile(r"(?i)^(.*[_-])?(api[_-]?key|apikey|key|secret|token|passw(or)?d|authorization|bearer"
-                         r"|credentials?)$")
-# A value shaped like a vendor key (sk-…, sk-ant-…, xai-…, gsk_…, AIza…) pasted into some other field.
-SECRET_VALUE = re.compile(r"(?<![A-Za-z0-9])(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{8,}|xai-[A-Za-z0-9]{16,}"
-                          r"|gsk_[A-Za-z0-9]{16,}|AIza[A-Za-z0-9_-]{30,})")
 KEY_ADVICE = ("API keys never go in catalog.toml: set the key in Numi (Settings → Providers), "
               "which keeps it in the OS keyring.")
 MCP_KEY_ADVICE = ("Secrets never go in catalog.toml: list the HTTP header's name in `secret_headers` and set "
@@ -46,17 +42,6 @@ RESERVED_PREFIX = "mcp:"
 
 def default_wire_api(kind: str) -> str:
     return DEFAULT_WIRE_API.get(kind, "chat_completions")
-
-
-class CatalogError(Exception):
-    """What is wrong with catalog.toml and the line where it is (None when no line applies)."""
-
-    def __init__(self, message: str, line: int | None = None):
-        super().__init__(message)
-        self.message, self.line = message, line
-
-    def to_dict(self) -> dict:
-        return {"message": self.message, "line": self.line}
 
 
 @dataclass
@@ -109,11 +94,6 @@ class _Lines:
         return None
 
 
-def _fail(message: str, line: int | None):
-    where = f"catalog.toml line {line}: " if line else "catalog.toml: "
-    raise CatalogError(where + message, line)
-
-
 # -- parsing and checking -----------------------------------------------------------
 
 def parse(text: str) -> CatalogData:
@@ -133,8 +113,6 @@ def parse(text: str) -> CatalogData:
         where = f"catalog.toml line {line}" if line else "catalog.toml"
         raise CatalogError(f"{where} is not valid TOML: {exc}. Numi keeps the last good catalog "
                            "until the file is fixed.", line) from None
-    from backend.catalog import mcp_file  # it builds on this module's checks
-
     lines = _Lines(text)
     _refuse_secrets(doc, lines)
     for key in doc:
@@ -195,73 +173,6 @@ def _tables(doc: dict, section: str, lines: _Lines) -> list[dict]:
     if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
         _fail(f"`{section}` must be a list of tables, each written as [[{section}]].", lines.top_key(section))
     return value
-
-
-class _Table:
-    """Checks the keys of one [[providers]] / [[models]] table, failing with its line."""
-
-    def __init__(self, table: dict, section: str, index: int, lines: _Lines, allowed):
-        self.t, self.lines, self.span = table, lines, lines.table(section, index)
-        self.what = f"[[{section}]] #{index + 1}"
-        if isinstance(table.get("id"), str):
-            noun = {"providers": "provider", "models": "model", "mcp_servers": "MCP server"}[section]
-            self.what = f'{noun} "{table["id"]}"'
-        for key in table:
-            if key not in allowed:
-                self.fail(key, f"unknown key `{key}`. Allowed: {', '.join(allowed)}.")
-
-    def fail(self, key: str | None, message: str):
-        _fail(f"{self.what}: {message}", self.lines.key(self.span, key) if key else self.span[0])
-
-    def text(self, key, *, required=False, max_len=200, default=None):
-        if key not in self.t:
-            if required:
-                self.fail(None, f"`{key}` is missing; every table needs one.")
-            return default
-        value = self.t[key]
-        if not isinstance(value, str) or not value.strip():
-            self.fail(key, f"`{key}` must be a non-empty string in quotes.")
-        if len(value) > max_len:
-            self.fail(key, f"`{key}` is longer than {max_len} characters.")
-        return value.strip()
-
-    def ident(self, key, *, required=True):
-        value = self.text(key, required=required, max_len=128)
-        if value is not None and not ID_RE.match(value):
-            self.fail(key, f"`{key}` = \"{value}\" may only use letters, digits and . _ : @ - "
-                           "(starting with a letter or digit).")
-        return value
-
-    def choice(self, key, options, *, required=False, default=None):
-        if key not in self.t:
-            if required:
-                self.fail(None, f"`{key}` is missing; it must be one of: {', '.join(options)}.")
-            return default
-        value = self.t[key]
-        if value not in options:
-            self.fail(key, f"`{key}` = {_show(value)} is not known; use one of: {', '.join(options)}.")
-        return value
-
-    def number(self, key, lo, hi, *, integer=False, default=None):
-        if key not in self.t:
-            return default
-        value = self.t[key]
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        if not ok or (integer and not isinstance(value, int)) or not lo <= value <= hi:
-            kind = "a whole number" if integer else "a number"
-            self.fail(key, f"`{key}` must be {kind} from {lo:g} to {hi:g}.")
-        return int(value) if integer else float(value)
-
-    def boolean(self, key, default):
-        if key not in self.t:
-            return default
-        if not isinstance(self.t[key], bool):
-            self.fail(key, f"`{key}` must be true or false (no quotes).")
-        return self.t[key]
-
-
-def _show(value) -> str:
-    return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
 def _provider(table: dict, index: int, lines: _Lines) -> dict:
