@@ -14,7 +14,8 @@ import keyring.errors
 import pytest
 from keyring.backends import chainer, fail, null
 
-from backend.keys import KeyStore, key_problem
+from backend.keys import KeyStore
+from backend.providers.key_check import key_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-" + "test-7f3a9c1e5b2d4f6a8c0e"  # built, so no scanner mistakes it for a real key

@@ -12,7 +12,7 @@ from backend.catalog.service import CatalogInvalid
 from backend.catalog.toml_file import MAX_NOTE, SECRET_VALUE
 from backend.catalog.tools_refused import is_tools_off_note
 from backend.errors import ApiError, not_found
-from backend.keys import key_problem
+from backend.providers.key_check import key_problem
 from backend.runtime import runtime
 from backend.store.models import ModelEntry, Provider, new_id
 from backend.store.serialize import model_to_dict, provider_to_dict
@@ -62,7 +62,7 @@ def _no_keys_in(f: Fields, changes: dict, names) -> None:
 
 
 def _api_key(f: Fields, *, required: bool):
-    """The `api_key` field: a key the provider's requests can carry (see backend.keys.key_problem)."""
+    """The `api_key` field: a key the provider's requests can carry (see backend.providers.key_check)."""
     api_key = f.text("api_key", max_len=4096, required=required, non_empty=required, nullable=not required,
                      strip=True)
     if isinstance(api_key, str) and (problem := key_problem(api_key)):

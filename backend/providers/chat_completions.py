@@ -23,9 +23,9 @@ from backend.core.errors import (AuthError, BadResponse, ConnectionFailed, Conte
 from backend.core.types import (Message, ModelRequest, ProviderConfig, ReasoningDelta,
                                 StepEnd, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart,
                                 Usage)
-from backend.keys import key_problem
 
 from . import CONNECT_TIMEOUT, StreamControl
+from .key_check import key_problem
 from .relay import as_sent, relay
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
