@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-py test-js bench lock clean web-bundle
+.PHONY: run test test-py test-js lint-imports bench lock clean web-bundle
 
 # PyGObject (the Linux desktop window and tray) is compiled here and needs
 # libgirepository1.0-dev libcairo2-dev pkg-config gcc: when it cannot be built the
@@ -38,8 +38,13 @@ run: $(VENV) web-bundle
 test: test-py
 	@$(MAKE) --no-print-directory test-js
 
-test-py: $(VENV) web-bundle
+test-py: $(VENV) web-bundle lint-imports
 	$(BIN)/python -m pytest -q --durations=12 tests --ignore=tests/bench
+
+# The import contracts in pyproject.toml ([tool.importlinter]; README, "Architecture"): imports
+# go only downward and never in a cycle. Under a second; no cache is written into the tree.
+lint-imports: $(VENV)
+	$(BIN)/lint-imports --no-cache --no-logo
 
 # The web UI's pure modules (web/js) under node's own test runner; no npm install.
 # Files are named explicitly: node >= 21 reads its arguments as globs, not directories.
