@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from types import SimpleNamespace
+from typing import Any, NamedTuple
 
 from peewee import ForeignKeyField
 
@@ -32,6 +33,7 @@ _DOWN = """WITH RECURSIVE down(id, n) AS (
             SELECT m.active_child_id, down.n + 1 FROM message AS m JOIN down ON m.id = down.id
             WHERE m.active_child_id IS NOT NULL)"""
 NO_LIMIT = 1 << 62
+Row = Message  # a stored message as the engine gets it (a peewee row)
 
 
 class NotInChat(LookupError):
@@ -123,6 +125,43 @@ def branch_page(chat_id: str, limit: int, before: int | None = None,
 def branch_of(chat_id: str) -> list[Message]:
     """The whole active branch, root first (exports and the inspector; a turn reads less)."""
     return path(active_leaf(chat_id))
+
+
+class RequestRow(NamedTuple):
+    """The columns of a stored message that a model request needs."""
+    id: int
+    role: str
+    content: str
+    content_parts: Any
+    reasoning_content: str
+    reasoning_details: Any
+    tool_calls: Any
+    tool_call_id: str | None
+    tool_error: bool
+    model_id: str | None
+    depth: int  # how many messages are above it on its branch
+
+
+# Plain tuples rather than peewee model rows: building 400 model objects took ~4x the
+# query itself, and this runs before every model step.
+_REQUEST_COLUMNS = ("m.id, m.role, m.content, m.content_parts_json, m.reasoning_content, m.reasoning_details_json, "
+                    "m.tool_calls_json, m.tool_call_id, m.tool_error, m.model_id, m.depth")
+
+
+def _json(value):
+    return None if value is None else json.loads(value)
+
+
+def request_rows(chat_id: str, leaf_id: int | None = None, newest: int | None = None) -> list[RequestRow]:
+    """The newest `newest` messages of the active branch (or of the branch ending at `leaf_id`), in order."""
+    leaf = active_leaf(chat_id) if leaf_id is None else leaf_id
+    if leaf is None:
+        return []
+    sql = f"{UP} SELECT {_REQUEST_COLUMNS} FROM up JOIN message AS m ON m.id = up.id ORDER BY up.n DESC"
+    return [RequestRow(i, role, content or "", _json(parts), reasoning or "", _json(details), _json(calls),
+                       call_id, bool(tool_error), model_id, depth)
+            for i, role, content, parts, reasoning, details, calls, call_id, tool_error, model_id, depth
+            in db.execute_sql(sql, (leaf, NO_LIMIT if newest is None else newest))]
 
 
 def by_ids(ids) -> dict[int, Message]:

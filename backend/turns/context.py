@@ -1,16 +1,13 @@
 """From stored rows to a model request: the chat's model, its provider and its history."""
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import replace
-from typing import Any, NamedTuple
 
 from backend.core.agent import Route
 from backend.core.history import MAX_MESSAGES, Window, fit
 from backend.core.types import Message, ModelRequest, ProviderConfig, ToolCall
 from backend.store import history
-from backend.store.db import db
 from backend.store.files import FileStore
 from backend.store.models import Chat, ModelEntry, Provider, Setting
 from backend.store.serialize import attachment_ids, files_by_id
@@ -42,42 +39,9 @@ def row_to_message(row) -> Message:
 HISTORY_READ = MAX_MESSAGES + 25
 
 
-class HistoryRow(NamedTuple):
-    """The columns of a stored message that a request needs."""
-    id: int
-    role: str
-    content: str
-    content_parts: Any
-    reasoning_content: str
-    reasoning_details: Any
-    tool_calls: Any
-    tool_call_id: str | None
-    tool_error: bool
-    model_id: str | None
-    depth: int  # how many messages are above it on its branch
-
-
-# Plain SQL rather than peewee model rows: building 400 model objects took ~4x the
-# query itself, and this runs before every model step.
-_COLUMNS = ("m.id, m.role, m.content, m.content_parts_json, m.reasoning_content, m.reasoning_details_json, "
-            "m.tool_calls_json, m.tool_call_id, m.tool_error, m.model_id, m.depth")
-
-
-def _json(value):
-    return None if value is None else json.loads(value)
-
-
-def history_rows(chat_id: str, leaf_id: int | None = None, newest: int | None = None) -> list[HistoryRow]:
-    """The newest `newest` messages of the active branch (or of the branch ending at `leaf_id`), in order."""
-    leaf = history.active_leaf(chat_id) if leaf_id is None else leaf_id
-    if leaf is None:
-        return []
-    sql = f"{history.UP} SELECT {_COLUMNS} FROM up JOIN message AS m ON m.id = up.id ORDER BY up.n DESC"
-    rows = [HistoryRow(i, role, content or "", _json(parts), reasoning or "", _json(details), _json(calls),
-                       call_id, bool(tool_error), model_id, depth)
-            for i, role, content, parts, reasoning, details, calls, call_id, tool_error, model_id, depth
-            in db.execute_sql(sql, (leaf, history.NO_LIMIT if newest is None else newest))]
-    return rows
+# The rows a request reads (backend/store/history.py).
+HistoryRow = history.RequestRow
+history_rows = history.request_rows
 
 
 def _usable(row: HistoryRow) -> bool:

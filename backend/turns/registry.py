@@ -20,7 +20,7 @@ from backend.core.tools import ToolRegistry
 from backend.store import history
 from backend.store.db import db, now
 from backend.store.files import FileStore
-from backend.store.models import Chat, Message as MessageRow, ModelEntry
+from backend.store.models import Chat, ModelEntry
 from backend.store.serialize import attachment_ids, file_to_dict, files_by_id, message_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.queue_rules import ChatQueue, Refuse, Start
@@ -35,7 +35,7 @@ PREVIEW_CHARS = 120
 TRIM_EVERY = 60  # flush ticks (30 s) between sweeps that drop expired turns' event logs
 
 
-def _preview(row: MessageRow) -> str:
+def _preview(row: history.Row) -> str:
     # A message of files alone is previewed by their names, not as an empty chip.
     if row.content or not attachment_ids(row):
         return row.content[:PREVIEW_CHARS]
@@ -345,7 +345,7 @@ class TurnRegistry:
     def _check_idle(self, state: _ChatState) -> None:
         _refuse(state.rules.check_idle(self._closing))
 
-    def _message(self, chat_id: str, message_id: int) -> MessageRow:
+    def _message(self, chat_id: str, message_id: int) -> history.Row:
         try:
             row = history.message(chat_id, message_id)
         except history.NotInChat:
@@ -354,7 +354,7 @@ class TurnRegistry:
             raise CommandError("not_found", f"No message {message_id} in this chat. It may have been deleted.")
         return row
 
-    def _branched(self, state: _ChatState, row: MessageRow) -> None:
+    def _branched(self, state: _ChatState, row: history.Row) -> None:
         """Tell every window a new version now heads the active branch (it replaces its sibling there)."""
         state.hub.publish("branched", None, message_id=row.id, parent_id=row.parent_id, role=row.role,
                           content=row.content, attachments=message_attachments(row),
