@@ -1,7 +1,8 @@
 // Steering and the agent-tools additions to the reducer (web/js/reducer.js): queue items
 // with `steer`, the `steered` event (a queued message moved into the running turn), and
 // `can_always` on approval_required. Event shapes as docs/PROTOCOL.md describes them and
-// backend/turns/runner.py publishes them.
+// backend/turns/runner.py publishes them; a steering message keeps its id as it joins the
+// turn (`steered.message_id` equals `queued_id`, /work/notes' tree design, CONTRACT §5).
 // Run: node --test tests/js/
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
@@ -34,8 +35,8 @@ const summary = (s) => s.messages.map((m) => [m.id, m.role, m.status, m.content]
 /**
  * The protocol test's story (tests/test_protocol_steering.py): "find it" starts a turn whose
  * first step writes "Looking" and calls `upper`; "answer in French" is sent with mode steer
- * meanwhile (queued as 3), and after the tool result (4) it is moved to a new row (5); the
- * next step (6) answers after it.
+ * meanwhile (queued as 3), and after the tool result (4) it joins the branch, keeping its id;
+ * the next step (5) answers after it.
  */
 function steeringStory({ queueFirst = true } = {}) {
   nextId = 0;
@@ -59,14 +60,14 @@ function steeringStory({ queueFirst = true } = {}) {
     ev("message_saved", { message_id: 4, role: "tool" }),
   ]);
   const take = ev("queue", { turn_id: null, items: [] });
-  const steered = ev("steered", { message_id: 5, queued_id: 3, content: "answer in French" });
+  const steered = ev("steered", { message_id: 3, queued_id: 3, content: "answer in French" });
   s = fold(s, queueFirst ? [take, steered] : [steered, take]);
   const moved = s;
   s = fold(s, [
-    ev("message_saved", { message_id: 5, role: "user" }),
-    ev("content", { delta: "Done, in French.", message_id: 6 }),
-    ev("message_saved", { message_id: 6, role: "assistant" }),
-    ev("done", { message_id: 6 }),
+    ev("message_saved", { message_id: 3, role: "user" }),
+    ev("content", { delta: "Done, in French.", message_id: 5 }),
+    ev("message_saved", { message_id: 5, role: "assistant" }),
+    ev("done", { message_id: 5 }),
     ev("turn_end", { status: "completed" }),
   ]);
   return { queued, moved, end: s };
@@ -112,8 +113,8 @@ describe("steered", () => {
   const expected = [
     [1, "user", "complete", "find it"],
     [2, "assistant", "complete", "Looking"],
-    [5, "user", "complete", "answer in French"],
-    [6, "assistant", "complete", "Done, in French."],
+    [3, "user", "complete", "answer in French"],
+    [5, "assistant", "complete", "Done, in French."],
   ];
 
   test("the message lands after the step's tool call, and the next step after it", () => {
@@ -124,8 +125,8 @@ describe("steered", () => {
     const step1 = end.messages.find((m) => m.id === 2);
     assert.deepEqual(step1.toolCalls.map((c) => [c.id, c.state, c.output]), [["c1", "done", "ABC"]]);
     // The moved row keeps the send's request id (the same request_id on the server).
-    assert.equal(end.messages.find((m) => m.id === 5).requestId, "r2");
-    assert.deepEqual(end.turn.messageIds, [2, 6]);
+    assert.equal(end.messages.find((m) => m.id === 3).requestId, "r2");
+    assert.deepEqual(end.turn.messageIds, [2, 5]);
     assert.equal(end.turn.status, "completed");
   });
 
@@ -133,7 +134,7 @@ describe("steered", () => {
     const { moved, end } = steeringStory({ queueFirst: false });
     assert.deepEqual(summary(moved), expected.slice(0, 3));
     assert.deepEqual(summary(end), expected);
-    assert.equal(end.messages.find((m) => m.id === 5).requestId, "r2");
+    assert.equal(end.messages.find((m) => m.id === 3).requestId, "r2");
   });
 
   test("the queued message's files come along", () => {
@@ -145,9 +146,9 @@ describe("steered", () => {
       ev("accepted", { request_id: "r9", message_id: 3, queued: true, steer: true }),
       ev("queue", { turn_id: null, items: [{ message_id: 3, preview: "look at this", steer: true }] }),
       ev("queue", { turn_id: null, items: [] }),
-      ev("steered", { message_id: 5, queued_id: 3, content: "look at this" }),
+      ev("steered", { message_id: 3, queued_id: 3, content: "look at this" }),
     ]);
-    assert.deepEqual(s.messages.map((m) => [m.id, m.attachments]), [[5, [file]]]);
+    assert.deepEqual(s.messages.map((m) => [m.id, m.status, m.attachments]), [[3, "complete", [file]]]);
   });
 
   test("from another window (the queued row never seen), the event's text is shown", () => {
@@ -155,33 +156,33 @@ describe("steered", () => {
     const s = fold(initialState("c"), [
       ev("turn_start", { user_message_id: 1, continue_message_id: null }),
       ev("content", { delta: "Working", message_id: 2 }),
-      ev("steered", { message_id: 4, queued_id: 3, content: "typed elsewhere" }),
+      ev("steered", { message_id: 3, queued_id: 3, content: "typed elsewhere" }),
     ]);
     assert.deepEqual(summary(s).map(([id, role, , content]) => [id, role, content]),
-      [[2, "assistant", "Working"], [4, "user", "typed elsewhere"]]);
+      [[2, "assistant", "Working"], [3, "user", "typed elsewhere"]]);
   });
 
   test("a replayed steered changes nothing", () => {
     const { moved } = steeringStory();
     const again = applyEvent(moved, { type: "steered", event_id: moved.lastEventId, turn_id: T, epoch: E,
-                                      message_id: 5, queued_id: 3, content: "answer in French" });
+                                      message_id: 3, queued_id: 3, content: "answer in French" });
     assert.equal(again, moved);
   });
 
-  test("a history page read before the move does not bring the queued row back", () => {
+  test("a history page read before the move does not put the message back in the queue", () => {
     const { moved } = steeringStory();
     const row = (id, fields) => ({ id, chat_id: "c", reasoning: "", tool_calls: [], tool_call_id: null,
                                    model_id: null, usage: null, error: null, attachments: [], request_id: null,
                                    ...fields });
     const s = loadHistory(moved, [
-      row(1, { role: "user", content: "find it", status: "complete", request_id: "r1" }),
-      row(2, { role: "assistant", content: "Looking", status: "complete",
+      row(1, { role: "user", content: "find it", status: "complete", request_id: "r1", parent_id: null }),
+      row(2, { role: "assistant", content: "Looking", status: "complete", parent_id: 1,
                tool_calls: [{ id: "c1", name: "upper", arguments: '{"text": "abc"}' }] }),
-      row(3, { role: "user", content: "answer in French", status: "queued", request_id: "r2" }),
-      row(4, { role: "tool", content: "ABC", status: "complete", tool_call_id: "c1" }),
+      row(4, { role: "tool", content: "ABC", status: "complete", tool_call_id: "c1", parent_id: 2 }),
+      row(3, { role: "user", content: "answer in French", status: "queued", request_id: "r2", parent_id: null }),
     ], false);
-    assert.equal(s.messages.some((m) => m.id === 3), false);
-    assert.deepEqual(s.messages.filter((m) => m.role !== "tool").map((m) => m.id), [1, 2, 5]);
+    assert.deepEqual(s.messages.map((m) => [m.id, m.status]), [[1, "complete"], [2, "complete"], [4, "complete"],
+                                                              [3, "complete"]]);
   });
 
   test("the turn re-sent after a reload never shows the message it names queued, history holding it moved", () => {
@@ -189,12 +190,14 @@ describe("steered", () => {
     const row = (id, fields) => ({ id, chat_id: "c", reasoning: "", tool_calls: [], tool_call_id: null,
                                    model_id: null, usage: null, error: null, attachments: [], request_id: null,
                                    status: "complete", ...fields });
+    // The branch in parent order: the steering message (3) follows the tool result (4).
     let s = loadHistory(initialState("c"), [
-      row(1, { role: "user", content: "find it", request_id: "r1" }),
-      row(2, { role: "assistant", content: "Looking", tool_calls: [{ id: "c1", name: "upper", arguments: "{}" }] }),
-      row(4, { role: "tool", content: "ABC", tool_call_id: "c1" }),
-      row(5, { role: "user", content: "answer in French", request_id: "r2" }),
-      row(6, { role: "assistant", content: "Done, in French." }),
+      row(1, { role: "user", content: "find it", request_id: "r1", parent_id: null }),
+      row(2, { role: "assistant", content: "Looking", tool_calls: [{ id: "c1", name: "upper", arguments: "{}" }],
+               parent_id: 1 }),
+      row(4, { role: "tool", content: "ABC", tool_call_id: "c1", parent_id: 2 }),
+      row(3, { role: "user", content: "answer in French", request_id: "r2", parent_id: 4 }),
+      row(5, { role: "assistant", content: "Done, in French.", parent_id: 3 }),
     ], false);
     const replay = [
       ev("turn_start", { user_message_id: 1, continue_message_id: null }),
@@ -204,26 +207,33 @@ describe("steered", () => {
       ev("tool_start", { call_id: "c1", name: "upper", arguments: "{}", message_id: 2 }),
       ev("tool_end", { call_id: "c1", name: "upper", ok: true, output: "ABC", duration_ms: 3 }),
       ev("queue", { turn_id: null, items: [] }),
-      ev("steered", { message_id: 5, queued_id: 3, content: "answer in French" }),
-      ev("content", { delta: "Done, in French.", message_id: 6 }),
-      ev("done", { message_id: 6 }),
+      ev("steered", { message_id: 3, queued_id: 3, content: "answer in French" }),
+      ev("content", { delta: "Done, in French.", message_id: 5 }),
+      ev("done", { message_id: 5 }),
       ev("turn_end", { status: "completed" }),
     ];
     // Each state is what one frame may draw when the replay spans several.
     for (const e of replay) {
       s = fold(s, [e]);
-      assert.deepEqual(s.messages.filter((m) => m.role !== "tool").map((m) => m.id), [1, 2, 5, 6], e.type);
+      assert.deepEqual(s.messages.map((m) => m.id), [1, 2, 4, 3, 5], e.type);
+      assert.equal(s.messages.find((m) => m.id === 3).status, "complete", e.type);
       assert.deepEqual(s.queue, [], e.type);
     }
     assert.deepEqual(summary(s).filter(([, role]) => role !== "tool"), expected);
   });
 
-  test("a later page with the moved row merges with it", () => {
+  test("a later page with the moved row merges with it, in parent order", () => {
     const { end } = steeringStory();
-    const s = loadHistory(end, [{ id: 5, chat_id: "c", role: "user", content: "answer in French", reasoning: "",
-                                  tool_calls: [], tool_call_id: null, status: "complete", model_id: null,
-                                  usage: null, error: null, attachments: [], request_id: "r2" }], false);
-    assert.deepEqual(summary(s), summary(end));
+    const row = (id, fields) => ({ id, chat_id: "c", reasoning: "", tool_calls: [], tool_call_id: null,
+                                   status: "complete", model_id: null, usage: null, error: null, attachments: [],
+                                   request_id: null, ...fields });
+    const s = loadHistory(end, [
+      row(4, { role: "tool", content: "ABC", tool_call_id: "c1", parent_id: 2 }),
+      row(3, { role: "user", content: "answer in French", request_id: "r2", parent_id: 4 }),
+      row(5, { role: "assistant", content: "Done, in French.", parent_id: 3 }),
+    ], false);
+    assert.deepEqual(s.messages.map((m) => m.id), [1, 2, 4, 3, 5]);
+    assert.deepEqual(summary(s).filter(([, role]) => role !== "tool"), summary(end));
   });
 });
 

@@ -2,8 +2,9 @@
 // goes through applyEvent (web/js/reducer.js) and the views re-render from the
 // resulting state; nothing here touches the DOM.
 
-import { initialState, applyEvent, loadHistory, localSend } from "../js/reducer.js";
-import { get, answer } from "./api.js";
+import { initialState, applyEvent, loadHistory, loadEarlier, localSend, replaceBranch, showBranch, showLive,
+  shownMessages } from "../js/reducer.js";
+import { get, post, answer } from "./api.js";
 import { ChatSocket } from "./socket.js";
 import { schedule, afterPaint } from "./store.js";
 import { randomId } from "./dom.js";
@@ -17,6 +18,7 @@ const TEXT_EVENTS = new Set(["content", "reasoning"]);
 let textGens = 0; // a record's generation: never reused, so a stale one is never mistaken
 // Paging back to a message a search found takes the server's largest pages.
 const JUMP_PAGE = 200;
+const notQueued = (m) => m.status !== "queued";
 const saved = (m) => typeof m.id === "number" || /^\d+$/.test(String(m.id));
 
 /** A chat and its newest page: read at start by early.js when the address named it. */
@@ -40,8 +42,10 @@ export class ChatSession {
     this.closed = false;
     // Text the last events appended, per "<message id>:<field>" (see textSince).
     this.appended = new Map();
-    this.replaced = null;    // ids an edit or regenerate may have discarded (_noteReplaced)
-    this.mentioned = new Set(); // ids the turn's events named since (its tool and steering rows too)
+    // Bumped whenever the branch shown changes under a read in flight (a switch, a new
+    // version): an answer read before it is not merged into the branch after it.
+    this.branchGen = 0;
+    this.switches = 0;       // version switches of this window in flight
   }
 
   async open() {
@@ -88,19 +92,19 @@ export class ChatSession {
     // Any other event may change a message some other way: the records start over.
     if (TEXT_EVENTS.has(event.type)) this._noteText(before, event, event.type);
     else this.appended.clear();
-    if (event.type === "turn_start" && event.rewound && event.user_message_id != null) {
-      this._noteReplaced(event.user_message_id);
-    } else if (this.replaced) {
-      this._dropReplaced(event);
-    }
+    if (event.type === "branched") this.branchGen += 1;
     if (event.type === "title_update" && event.title) this.hooks.onTitle?.(this.chatId, event.title);
     if (this.running !== wasRunning || event.type === "turn_end") this.hooks.onActivity?.(this.chatId, this.running);
     // The saved rows carry what events do not (a reply's usage and timings, text sent
     // from another window): re-read the newest page once a turn ends or a stranger's
     // message arrives. loadHistory merges by id, so nothing shown is lost.
-    if (event.type === "turn_end" || (event.type === "accepted" && this.state.messages.some((m) => m.placeholder))) {
+    if (event.type === "turn_end" && this.state.view) {
+      // The person chose another version while the reply ran: it becomes the branch now.
+      this._applyChoice();
+    } else if (event.type === "turn_end" || (event.type === "accepted" && this.state.messages.some((m) => m.placeholder))) {
       this._refreshTail();
     }
+    if (this.state.branchStale != null && !this.switches) this._rereadBranch();
     schedule();
   }
 
@@ -144,33 +148,6 @@ export class ChatSession {
     return this.appended.get(`${id}:${field}`)?.gen ?? 0;
   }
 
-  /**
-   * An edit or regenerate (`turn_start.rewound`) restarts the chat from a user message
-   * and the server discards what followed. The rows after it (but queued messages: they
-   * come later) go once the turn writes a message that is not one of them, or ends
-   * without writing them. Until then they stay: the same turn re-sent after a reload
-   * (the history read after the edit) writes just those again, and dropping them first
-   * would take the newest reply off the screen and draw it again from nothing. Its tool
-   * results and steering messages are its own too: named by its `message_saved` and
-   * `steered`, not among the replies it writes.
-   */
-  _noteReplaced(userMessageId) {
-    const after = this.state.messages.filter((m) =>
-      Number(m.id) > Number(userMessageId) && !(m.role === "user" && m.status === "queued"));
-    this.replaced = after.length ? new Set(after.map((m) => m.id)) : null;
-    this.mentioned.clear();
-  }
-
-  _dropReplaced(event) {
-    if (event.message_id != null && event.type !== "accepted") this.mentioned.add(event.message_id);
-    const written = this.state.turn?.messageIds || [];
-    if (event.type !== "turn_end" && written.every((id) => this.replaced.has(id))) return;
-    const gone = this.replaced;
-    this.replaced = null;
-    const keep = this.state.messages.filter((m) => !gone.has(m.id) || this.mentioned.has(m.id));
-    if (keep.length !== this.state.messages.length) this.state = { ...this.state, messages: keep };
-  }
-
   _send(frame) {
     this.socket?.send(frame);
   }
@@ -191,16 +168,15 @@ export class ChatSession {
   }
 
   stop(clearQueue = false) { this._send({ type: "stop", clear_queue: clearQueue }); }
-  edit(messageId, content) {
-    this._send({ type: "edit", message_id: messageId, content });
-    // Show the new text at once; the server refuses edits only while a reply runs,
-    // and the view offers Edit only when none does.
-    this.state = { ...this.state, messages: this.state.messages.map((m) => (m.id === messageId ? { ...m, content } : m)) };
-    schedule();
+  /** A new version of a user message; the old one stays as the other version (`branched` shows it). */
+  edit(messageId, content, requestId = randomId("edit")) {
+    this._send({ type: "edit", message_id: messageId, content, request_id: requestId });
   }
-  /** @param modelId answer with this model instead of the chat's ("Regenerate with…") */
-  regenerate(messageId, modelId) {
-    this._send(modelId ? { type: "regenerate", message_id: messageId, model_id: modelId } : { type: "regenerate", message_id: messageId });
+  /** @param modelId answer with this model instead of the chat's ("with another model…") */
+  regenerate(messageId, modelId, requestId = randomId("regen")) {
+    const frame = { type: "regenerate", message_id: messageId, request_id: requestId };
+    if (modelId) frame.model_id = modelId;
+    this._send(frame);
   }
   continueReply() { this._send({ type: "continue" }); }
   discardQueued(messageId) { this._send({ type: "queue_discard", message_id: messageId }); }
@@ -218,8 +194,11 @@ export class ChatSession {
     try {
       do {
         this.refreshAgain = false;
+        const gen = this.branchGen;
         const page = await get(`/api/chats/${encodeURIComponent(this.chatId)}/messages?limit=${PAGE}`);
         if (this.closed) return;
+        // Read before the branch changed: it may list the rows the change took away.
+        if (gen !== this.branchGen) { this.refreshAgain = true; continue; }
         this.state = loadHistory(this.state, page.items, this.state.hasMore || page.has_more);
         schedule();
       } while (this.refreshAgain);
@@ -228,14 +207,16 @@ export class ChatSession {
 
   async loadOlder(limit = PAGE) {
     if (this.olderLoad) return this.olderLoad; // one page at a time: a second caller waits for it
-    const first = this.state.messages.find(saved);
-    if (!first || this.loadingOlder || this.closed || !this.state.hasMore) return;
+    const first = shownMessages(this.state).find(saved);
+    const more = this.state.view ? this.state.view.hasMore : this.state.hasMore;
+    if (!first || this.loadingOlder || this.closed || !more) return;
     this.loadingOlder = true;
     schedule();
     this.olderLoad = (async () => {
       try {
+        const gen = this.branchGen;
         const page = await get(`/api/chats/${encodeURIComponent(this.chatId)}/messages?limit=${limit}&before=${first.id}`);
-        if (!this.closed) this.state = loadHistory(this.state, page.items, page.has_more);
+        if (!this.closed && gen === this.branchGen) this.state = loadEarlier(this.state, page.items, page.has_more);
         this.olderFailed = false;
       } catch {
         this.olderFailed = true; // the button stays: a click (or scrolling up again) retries
@@ -246,6 +227,110 @@ export class ChatSession {
       }
     })();
     return this.olderLoad;
+  }
+
+  /**
+   * Show version `toId` of message `fromId` (a sibling: same parent, same role). With no
+   * reply running the server makes its branch the active one (`POST …/active`); while one
+   * runs (409 busy) it is only looked at (`?through=`), and becomes the branch when the
+   * reply ends. False when the switch did not happen (a newer one overtook it, the chat
+   * closed); an ApiError when the server refused it.
+   */
+  async switchVersion(fromId, toId) {
+    const gen = ++this.branchGen;
+    this.switches += 1;
+    try {
+      const limit = this._pageBelow(fromId);
+      if (!this.running) {
+        try {
+          const page = await this._branchPage(toId, limit, true);
+          if (gen !== this.branchGen || this.closed) return false;
+          this.state = replaceBranch(this.state, page.items, page.has_more);
+          return true;
+        } catch (err) {
+          if (err.status !== 409) throw err;
+        }
+      }
+      if (this.state.messages.some((m) => m.id === toId && notQueued(m))) {
+        // Back to the branch the reply runs on, with everything it wrote meanwhile.
+        this.state = showLive(this.state);
+        return true;
+      }
+      const page = await this._branchPage(toId, limit, false);
+      if (gen !== this.branchGen || this.closed) return false;
+      this.state = showBranch(this.state, toId, page.items, page.has_more);
+      // The reply ended while the branch was read: nothing will say so again.
+      if (!this.running) this._applyChoice();
+      return true;
+    } finally {
+      this.switches -= 1;
+      schedule();
+      if (this.state.branchStale != null && !this.switches) this._rereadBranch();
+    }
+  }
+
+  /** Leave a branch viewed read-only for the active one (sending goes there). */
+  showLive() {
+    this.branchGen += 1;
+    this.state = showLive(this.state);
+    schedule();
+  }
+
+  /** Rows to ask for a branch from `fromId` on: what is shown below it now, and a margin. */
+  _pageBelow(fromId) {
+    const shown = shownMessages(this.state).filter(notQueued);
+    const i = shown.findIndex((m) => m.id === fromId);
+    return Math.min(JUMP_PAGE, Math.max(PAGE, (i < 0 ? 0 : shown.length - i) + 10));
+  }
+
+  /**
+   * The newest `limit` rows of the branch through `id` (made active, or only read), paged
+   * up until `id` itself is among them: what is shown above it stays, below it is replaced.
+   */
+  async _branchPage(id, limit, activate) {
+    const chat = encodeURIComponent(this.chatId);
+    let page = activate ? await post(`/api/chats/${chat}/active`, { message_id: id, limit })
+      : await get(`/api/chats/${chat}/messages?through=${id}&limit=${limit}`);
+    while (!page.items.some((m) => m.id === id) && page.has_more) {
+      const first = page.items.find(notQueued);
+      if (!first) break;
+      const older = await get(`/api/chats/${chat}/messages?${activate ? "" : `through=${id}&`}before=${first.id}&limit=${JUMP_PAGE}`);
+      page = { items: [...older.items.filter(notQueued), ...page.items], has_more: older.has_more };
+    }
+    return page;
+  }
+
+  /** The reply ended while another version was looked at: make that version's branch active. */
+  async _applyChoice() {
+    const through = this.state.view?.through;
+    if (through == null) return;
+    const gen = ++this.branchGen;
+    try {
+      const page = await this._branchPage(through, this._pageBelow(through), true);
+      if (gen !== this.branchGen || this.closed) return;
+      this.state = replaceBranch(this.state, page.items, page.has_more);
+      schedule();
+    } catch {
+      // Busy again (a queued message started the next turn): the view stays, and the
+      // next turn's end tries again. The branch it runs on is read meanwhile.
+      if (gen === this.branchGen) this._refreshTail();
+    }
+  }
+
+  /** Another window switched branch: read the active one again. */
+  async _rereadBranch() {
+    if (this.rereading) return;
+    this.rereading = true;
+    const gen = ++this.branchGen;
+    try {
+      const page = await get(`/api/chats/${encodeURIComponent(this.chatId)}/messages?limit=${PAGE}`);
+      if (gen === this.branchGen && !this.closed) {
+        this.state = replaceBranch(this.state, page.items, page.has_more);
+        schedule();
+      }
+    } catch { /* the branch shown stays until the next change */ } finally {
+      this.rereading = false;
+    }
   }
 
   /**

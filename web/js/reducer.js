@@ -13,6 +13,14 @@
 // socket must therefore `resume` with `after_event_id: state.lastEventId`
 // exactly: the server only merges text deltas above that cursor, so a merged
 // event never holds text the state already has.
+//
+// Order: a chat is a tree (CONTRACT §5) and `messages` is the branch the window
+// shows, root → leaf in parent order, then the queued messages. A message is not
+// placed by its id: a queued message keeps its id when it joins the branch (its
+// turn starts, or it steers a running one), so it may follow newer rows. New rows
+// go to the end of the branch; history pages are merged by their overlap.
+// `view` is another branch shown read-only while a reply runs on this one (the
+// server refuses to switch then): events keep applying to `messages`.
 
 const STREAMING = "streaming";
 
@@ -34,14 +42,16 @@ export function initialState(chatId) {
     queue: [],
     approvals: [],
     // Queued messages that left the queue in its last change (kept for a `steered` that
-    // follows, which moves one of them into the running turn) and the ids moved away
-    // (steered, or seen moved in history: see `accepted`).
+    // follows, which moves one of them into the running turn).
     unqueued: [],
-    steered: [],
     title: null,
     notice: null,
     usage: null,
     hasMore: false,
+    // Another branch shown read-only: {through, messages, hasMore} (showBranch).
+    view: null,
+    // The leaf another window made active (`active_changed`): the branch shown is stale.
+    branchStale: null,
   };
 }
 
@@ -53,29 +63,70 @@ export function localSend(state, requestId, content, attachments) {
 }
 
 /**
- * Merge a page of GET /api/chats/{id}/messages (oldest first) into the state.
+ * Merge a page of GET /api/chats/{id}/messages (the branch root → leaf, then the
+ * queued messages) into the branch shown: the newest page, or an older one.
  *
- * Rows are merged by id and kept in id order. A message this turn is writing
- * keeps its live text (it is newer than the last flush the row holds); any
- * other row is the saved truth and replaces what the state had.
+ * Rows the page lists take its order; rows it does not list keep their place beside
+ * their neighbours (a reply written after the page was read, older pages). A message
+ * this turn is writing keeps its live text (it is newer than the last flush the row
+ * holds); any other row is the saved truth and replaces what the state had.
  */
 export function loadHistory(state, items, hasMore) {
-  const byId = new Map(state.messages.map((m) => [m.id, m]));
-  const live = new Set(turnRunning(state) ? state.turn.messageIds : []);
-  const moved = new Set(state.steered);
-  for (const item of items || []) {
-    const old = byId.get(item.id);
-    if (old && live.has(item.id)) continue;
-    // A page read before a steering message moved into the turn still lists its old row.
-    if (moved.has(item.id)) continue;
-    byId.set(item.id, fromRow(item, old));
-  }
-  let messages = [...byId.values()].sort(compareIds);
-  messages = attachToolResults(messages);
-  const requestIds = new Set(messages.map((m) => m.requestId).filter(Boolean));
-  const pending = state.pending.filter((p) => !requestIds.has(p.requestId));
-  return { ...state, messages, pending: pending.length === state.pending.length ? state.pending : pending,
-           hasMore: !!hasMore };
+  const messages = mergeRows(state.messages, pageRows(state, items));
+  return withMessages(state, messages, !!hasMore);
+}
+
+/**
+ * An older page (`before=`): it goes above both the live branch and a branch viewed
+ * read-only, which share everything above the version that was switched.
+ */
+export function loadEarlier(state, items, hasMore) {
+  const next = loadHistory(state, items, hasMore);
+  if (!state.view) return next;
+  const rows = pageRows(state, items);
+  return { ...next, view: { ...state.view, messages: attachToolResults(mergeRows(state.view.messages, rows)),
+                            hasMore: !!hasMore } };
+}
+
+/**
+ * The active branch changed (this window switched version, or another did: `active_changed`):
+ * `items` is a page of the new branch ending at its leaf (`POST …/active`, or
+ * `GET …/messages`). What the page starts below stays where it lies above it (the
+ * ancestors the branches share, drawn already); everything else shown is replaced.
+ * A branch viewed read-only is let go.
+ */
+export function replaceBranch(state, items, hasMore) {
+  const base = state.view ? state.view.messages : state.messages;
+  const rows = pageRows(state, items);
+  const kept = above(base, rows);
+  const messages = mergeRows(kept, rows);
+  // Queued messages wait for the chat, whatever its branch.
+  for (const m of state.messages) if (isQueued(m) && !messages.some((x) => x.id === m.id)) messages.push(m);
+  return { ...withMessages(state, messages, kept.length ? state.hasMore : !!hasMore), view: null, branchStale: null };
+}
+
+/**
+ * Show another branch read-only (a reply runs on the active one, so the server will
+ * not switch): `items` is `GET …/messages?through=<throughId>`. The events go on
+ * applying to the active branch, which shows again with showLive.
+ */
+export function showBranch(state, throughId, items, hasMore) {
+  const base = state.view ? state.view.messages : state.messages;
+  const rows = pageRows(state, items);
+  const kept = above(base, rows);
+  const messages = attachToolResults(mergeRows(kept, rows).filter((m) => !isQueued(m)));
+  return { ...state, view: { through: throughId, messages,
+                             hasMore: kept.length ? (state.view?.hasMore ?? state.hasMore) : !!hasMore } };
+}
+
+/** Back to the active branch (where the running reply is). */
+export function showLive(state) {
+  return state.view ? { ...state, view: null } : state;
+}
+
+/** The messages the window shows: a branch viewed read-only, else the active one. */
+export function shownMessages(state) {
+  return state.view ? state.view.messages : state.messages;
 }
 
 /** Apply one server event. Returns `state` itself when the event changes nothing. */
@@ -120,15 +171,10 @@ const HANDLERS = {
     const pending = state.pending.find((p) => p.requestId === e.request_id);
     const status = e.queued ? "queued" : "complete";
     const old = findMessage(state, e.message_id);
-    if (!old && movedSince(state, e)) {
-      // Replayed after a reload: history already holds the message where it was moved
-      // to (steered, or re-saved to start the next turn); the row named here is gone.
-      const steered = state.steered.includes(e.message_id) ? state.steered : [...state.steered, e.message_id];
-      return { ...state, steered,
-               pending: pending ? state.pending.filter((p) => p !== pending) : state.pending };
-    }
+    // A message that joined the branch never goes back to waiting (an `accepted` replayed
+    // after a reload, history holding it started or steered).
     const message = old
-      ? { ...old, status: old.status === "queued" || old.status === "complete" ? status : old.status }
+      ? { ...old, status: old.status === "queued" ? status : old.status }
       : newMessage(e.message_id, "user", {
         content: pending ? pending.content : "",
         attachments: e.attachments ?? pending?.attachments ?? [],
@@ -155,7 +201,9 @@ const HANDLERS = {
       usage: null,
     };
     if (e.user_message_id != null) {
-      next = updateMessage(next, e.user_message_id, (m) => (m.status === "queued" ? { ...m, status: "complete" } : m));
+      // A queued message keeps its id as its turn starts: it joins the end of the branch.
+      const m = findMessage(next, e.user_message_id);
+      if (m && isQueued(m)) next = upsertMessage(next, { ...m, status: "complete" });
     }
     if (cont != null) {
       // The turn re-sends the saved text as its first deltas; start from empty.
@@ -263,31 +311,65 @@ const HANDLERS = {
   },
 
   /**
-   * A steering message joined the running turn: its queued row was replaced by a new
-   * user row (`message_id`) placed after the step's tool results, so the next step's
-   * reply (a newer id) follows it. The queue event that took it off usually comes first.
+   * A steering message joined the running turn: the queued row (`queued_id`, the same
+   * id as `message_id`) moves to the end of the branch, after the step's tool results,
+   * and the next step's reply follows it. The queue event that took it off usually
+   * comes first. A row already on the branch (a replay over history) stays where it is.
    */
   steered(state, e) {
     const old = findMessage(state, e.queued_id) ?? state.unqueued.find((m) => m.id === e.queued_id);
-    const next = {
+    let next = {
       ...state,
-      messages: state.messages.filter((m) => m.id !== e.queued_id),
       queue: state.queue.some((q) => q.message_id === e.queued_id)
         ? state.queue.filter((q) => q.message_id !== e.queued_id) : state.queue,
-      unqueued: state.unqueued.filter((m) => m.id !== e.queued_id),
-      steered: state.steered.includes(e.queued_id) ? state.steered : [...state.steered, e.queued_id],
+      unqueued: state.unqueued.some((m) => m.id === e.queued_id)
+        ? state.unqueued.filter((m) => m.id !== e.queued_id) : state.unqueued,
     };
     const known = findMessage(next, e.message_id);
-    const message = known
-      ? { ...known, status: known.status === "queued" ? "complete" : known.status }
-      : newMessage(e.message_id, "user", {
-        content: e.content ?? old?.content ?? "",
-        attachments: old?.attachments ?? [],
-        status: "complete",
-        requestId: old?.requestId ?? null,
-        placeholder: false,
-      });
-    return upsertMessage(next, message);
+    if (known && !isQueued(known)) return next.queue === state.queue && next.unqueued === state.unqueued ? state : next;
+    if (e.queued_id !== e.message_id) next = { ...next, messages: next.messages.filter((m) => m.id !== e.queued_id) };
+    return upsertMessage(next, newMessage(e.message_id, "user", {
+      ...(known || {}),
+      content: e.content ?? old?.content ?? "",
+      attachments: old?.attachments ?? [],
+      status: "complete",
+      requestId: old?.requestId ?? null,
+      placeholder: false,
+    }));
+  },
+
+  /**
+   * `edit` or `regenerate` made a new version (CONTRACT §5): what the window shows from
+   * the version it replaces on goes (queued messages excepted: they wait for the chat),
+   * and the new one takes its place. Only the new message's `versions` change: the old
+   * sibling is off screen now. Already shown (the turn re-sent over history after a
+   * reload), it stays as it is.
+   */
+  branched(state, e) {
+    const known = findMessage(state, e.message_id);
+    const links = { parentId: e.parent_id ?? null, versions: e.versions ?? null };
+    if (known && !isQueued(known)) return updateMessage(state, e.message_id, (m) => ({ ...m, ...links }));
+    const branch = state.messages.filter((m) => !isQueued(m));
+    let cut = e.parent_id == null ? 0 : branch.findIndex((m) => m.id === e.parent_id) + 1;
+    if (cut === 0 && e.parent_id != null) {
+      // The parent is above the page shown: the replaced version may still be on it.
+      const i = branch.findIndex((m) => m.parentId === e.parent_id);
+      cut = i >= 0 ? i : 0;
+    }
+    const message = newMessage(e.message_id, e.role || "user", {
+      content: e.content ?? "", attachments: e.attachments ?? [], ...links,
+      status: e.role === "assistant" ? STREAMING : "complete", placeholder: false,
+      ...(e.model_id ? { modelId: e.model_id } : {}),
+    });
+    const messages = [...branch.slice(0, cut), message, ...state.messages.filter(isQueued)];
+    // Nothing of the branch above it is shown: older pages now lead to the new version.
+    return { ...state, messages, hasMore: cut === 0 && e.parent_id != null ? true : state.hasMore };
+  },
+
+  /** Another window switched branch: the one shown is stale unless it ends at that leaf. */
+  active_changed(state, e) {
+    const stale = lastOnBranch(state.messages)?.id === e.leaf_id ? null : e.leaf_id ?? null;
+    return stale === state.branchStale ? state : { ...state, branchStale: stale };
   },
 
   title_update: (state, e) => (state.title === e.title ? state : { ...state, title: e.title }),
@@ -343,15 +425,6 @@ const HANDLERS = {
 
 // --- helpers ---------------------------------------------------------------------------
 
-/**
- * An `accepted` for a queued message that a row of the same request already replaced:
- * a message keeps its request id when the server moves it to a new row.
- */
-function movedSince(state, e) {
-  return e.queued && e.request_id != null
-    && state.messages.some((m) => m.requestId === e.request_id && m.id !== e.message_id);
-}
-
 function turnRunning(state) {
   return !!state.turn && state.turn.status === "running";
 }
@@ -372,15 +445,126 @@ function fromRow(item, old) {
     return known ? { ...known, name: c.name, arguments: known.edited ? known.arguments : c.arguments }
       : toolCall(c.id, c.name, c.arguments ?? "", item.status === STREAMING ? "running" : "done");
   });
-  return {
+  const row = {
     ...(old || {}),
     id: item.id, role: item.role, content: item.content ?? "", reasoning: item.reasoning ?? "",
     toolCalls: calls, toolCallId: item.tool_call_id ?? null, status: item.status,
     modelId: item.model_id ?? null, usage: item.usage ?? null, error: item.error ?? null,
     requestId: item.request_id ?? null, attachments: item.attachments ?? [], saved: true, placeholder: false,
+    parentId: item.parent_id !== undefined ? item.parent_id : old?.parentId ?? null,
+    versions: item.versions ?? old?.versions ?? null,
     // A tool result that was an error (when the API says so: `tool_error`).
     ...(item.tool_error ? { toolError: true } : {}),
   };
+  // The same row read again is the same object: the view redraws nothing for it.
+  return old && sameRow(old, row) ? old : row;
+}
+
+function sameRow(a, b) {
+  for (const k in b) {
+    const x = a[k], y = b[k];
+    if (x === y) continue;
+    if (!x || !y || typeof x !== "object" || typeof y !== "object" || JSON.stringify(x) !== JSON.stringify(y)) return false;
+  }
+  return true;
+}
+
+/** A row the running turn writes, with the tree links its page gives it. */
+function withLinks(old, item) {
+  const parentId = item.parent_id !== undefined ? item.parent_id : old.parentId ?? null;
+  const versions = item.versions ?? old.versions ?? null;
+  if (parentId === old.parentId && JSON.stringify(versions) === JSON.stringify(old.versions ?? null)) return old;
+  return { ...old, parentId, versions };
+}
+
+const isQueued = (m) => m.status === "queued";
+
+function lastOnBranch(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) if (!isQueued(messages[i])) return messages[i];
+  return undefined;
+}
+
+/** A page's items as rows, each built on what the state knows of it (either branch). */
+function pageRows(state, items) {
+  const known = new Map();
+  if (state.view) for (const m of state.view.messages) known.set(m.id, m);
+  for (const m of state.messages) known.set(m.id, m);
+  const live = new Set(turnRunning(state) ? state.turn.messageIds : []);
+  return (items || []).map((item) => {
+    const old = known.get(item.id);
+    if (old && live.has(item.id)) return withLinks(old, item);
+    // A page read before a queued message joined the branch (its turn, or a steer) still lists it queued.
+    if (old && item.status === "queued" && !isQueued(old)) return old;
+    return fromRow(item, old);
+  });
+}
+
+/** `shown` (a branch, then queued rows) with a page's `rows` merged in (see loadHistory). */
+function mergeRows(shown, rows) {
+  const inPage = new Set(rows.map((m) => m.id));
+  const branch = interleave(shown.filter((m) => !isQueued(m)), rows.filter((m) => !isQueued(m)), inPage);
+  const onBranch = new Set(branch.map((m) => m.id));
+  const queued = [...rows.filter(isQueued), ...shown.filter((m) => isQueued(m) && !inPage.has(m.id))]
+    .filter((m) => !onBranch.has(m.id)).sort(compareIds);
+  return queued.length ? [...branch, ...queued] : branch;
+}
+
+/**
+ * The page's rows in its order, each row of `old` it does not list after the row it
+ * followed. With no row in common the page goes above (an older page) or below.
+ */
+function interleave(old, page, inPage) {
+  if (!old.length) return page;
+  if (!page.length) return old;
+  const pos = new Map(old.map((m, i) => [m.id, i]));
+  const common = page.find((m) => pos.has(m.id));
+  if (!common) return pageAbove(old, page) ? [...page, ...old] : [...old, ...page];
+  const out = [];
+  let next = 0; // the first row of `old` not placed yet
+  // What `old` has above the first row in common is above the whole page (a page is one
+  // run of the branch).
+  for (const end = pos.get(common.id); next < end; next++) if (!inPage.has(old[next].id)) out.push(old[next]);
+  for (const m of page) {
+    const p = pos.get(m.id);
+    if (p !== undefined && p >= next) {
+      for (; next < p; next++) if (!inPage.has(old[next].id)) out.push(old[next]);
+      next = p + 1;
+    }
+    out.push(m);
+  }
+  for (; next < old.length; next++) if (!inPage.has(old[next].id)) out.push(old[next]);
+  return out;
+}
+
+function pageAbove(old, page) {
+  const first = old[0];
+  const last = page[page.length - 1];
+  if (first.parentId != null) return first.parentId === last.id;
+  if (page[0].parentId != null && page[0].parentId === old[old.length - 1].id) return false;
+  // Rows without links (events not yet read back): one branch's pages follow in id order.
+  return Number(last.id) < Number(first.id);
+}
+
+/**
+ * The rows of `shown`'s branch above where a page of a branch begins: the page's first
+ * row is one of them (all above it stay), or its parent is (it and all above stay).
+ */
+function above(shown, rows) {
+  const branch = shown.filter((m) => !isQueued(m));
+  const top = rows.find((m) => !isQueued(m));
+  if (!top) return [];
+  let i = branch.findIndex((m) => m.id === top.id);
+  if (i >= 0) return branch.slice(0, i);
+  if (top.parentId == null) return [];
+  i = branch.findIndex((m) => m.id === top.parentId);
+  return i >= 0 ? branch.slice(0, i + 1) : [];
+}
+
+function withMessages(state, messages, hasMore) {
+  const all = attachToolResults(messages);
+  const requestIds = new Set(all.map((m) => m.requestId).filter(Boolean));
+  const pending = state.pending.filter((p) => !requestIds.has(p.requestId));
+  return { ...state, messages: all, pending: pending.length === state.pending.length ? state.pending : pending, hasMore };
 }
 
 // A tool result whose arguments the person edited opens with this line (backend/core/agent.py).
@@ -446,14 +630,22 @@ function updateMessage(state, id, fn) {
   return messages === state.messages ? state : { ...state, messages };
 }
 
+/**
+ * Put `message` in: over its row, else where it belongs — queued messages at the end,
+ * others at the end of the branch. A queued row that joins the branch moves there.
+ */
 function upsertMessage(state, message) {
   const i = state.messages.findIndex((m) => m.id === message.id);
-  if (i >= 0) {
+  if (i >= 0 && !(isQueued(state.messages[i]) && !isQueued(message))) {
     const messages = state.messages.slice();
     messages[i] = message;
     return { ...state, messages };
   }
-  return { ...state, messages: [...state.messages, message].sort(compareIds) };
+  const rest = i >= 0 ? state.messages.filter((m) => m.id !== message.id) : state.messages;
+  if (isQueued(message)) return { ...state, messages: [...rest, message] };
+  const at = rest.findIndex(isQueued);
+  const messages = at < 0 ? [...rest, message] : [...rest.slice(0, at), message, ...rest.slice(at)];
+  return { ...state, messages };
 }
 
 /**
@@ -517,9 +709,10 @@ function dropApproval(state, callId) {
  * between turns, the oldest one: it is the message whose turn starts next.
  */
 function setQueue(state, items) {
-  // A replayed queue may still list a message history shows moved (see `accepted`).
-  const moved = new Set(state.steered);
-  const queue = items.filter((i) => !moved.has(i.message_id)).map((i) => ({ message_id: i.message_id, preview: i.preview, steer: !!i.steer }));
+  // A replayed queue may still list a message history shows on the branch (started or steered).
+  const started = new Set(state.messages.filter((m) => !isQueued(m)).map((m) => m.id));
+  const queue = items.filter((i) => !started.has(i.message_id))
+    .map((i) => ({ message_id: i.message_id, preview: i.preview, steer: !!i.steer }));
   const listed = new Set(queue.map((q) => q.message_id));
   const gone = state.messages.filter((m) => m.role === "user" && m.status === "queued" && !listed.has(m.id));
   const starting = !turnRunning(state) && gone.length ? gone[0].id : undefined;

@@ -11,6 +11,7 @@ import { runFor } from "../render-queue.js";
 import { toast } from "./toast.js";
 import { get } from "../api.js";
 import { activeSettings, usageSummary } from "../../js/chat-marks.js";
+import { shownMessages } from "../../js/reducer.js";
 import { copyText } from "../dom.js";
 
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
@@ -118,6 +119,7 @@ export class ChatView {
       edit: (id, text) => session.edit(id, text),
       regenerate: (id, modelId) => session.regenerate(id, modelId),
       continueReply: () => session.continueReply(),
+      switchVersion: (fromId, toId, step) => this.switchVersion(fromId, toId, step),
       textGen: (id, field) => session.textGen(id, field),
       textSince: (id, field, gen, from) => session.textSince(id, field, gen, from),
     };
@@ -130,6 +132,8 @@ export class ChatView {
     this._release();
     this.stick = true;
     if (!this.session) return this.actions.createAndSend(text);
+    // A message goes to the active branch: a version looked at meanwhile is left for it.
+    if (this.session.state.view) this.session.showLive();
     this.session.send(text, { steer: !!opts.steer && this.session.running });
     return true;
   }
@@ -146,16 +150,48 @@ export class ChatView {
     return id || app.settings?.default_model_id || null;
   }
 
+  /**
+   * Show version `toId` instead of `fromId` (its sibling). The message keeps its place on
+   * screen and the focus stays on the switcher's button that was pressed (step: -1, 1).
+   */
+  async switchVersion(fromId, toId, step) {
+    const el = this.views.get(fromId)?.el;
+    if (!el || !this.session) return;
+    this._release();
+    const switching = this.switching = { toId, top: el.getBoundingClientRect().top,
+                                         step: el.contains(document.activeElement) ? step : 0 };
+    try {
+      await this.session.switchVersion(fromId, toId);
+    } catch (err) {
+      toast(err.message || "That version could not be shown.");
+    } finally {
+      // Drawn by now, or never will be (refused, overtaken by another switch).
+      if (this.switching === switching && !this.views.has(toId)) this.switching = null;
+    }
+  }
+
+  /** After the frame that drew a switched version: back where it was, focus on its switcher. */
+  _placeSwitched() {
+    const sw = this.switching;
+    const view = sw && this.views.get(sw.toId);
+    if (!view) return;
+    this.switching = null;
+    this.stick = false;
+    this.scroller.scrollTop += view.el.getBoundingClientRect().top - sw.top;
+    this.ownTop = null;
+    if (sw.step) view.focusVersion(sw.step);
+  }
+
   /** Open the editor on the last message the person sent; false when it cannot be edited now. */
   editLast() {
-    const msgs = this.session?.state?.messages || [];
+    const msgs = this.session?.state ? shownMessages(this.session.state) : [];
     const last = [...msgs].reverse().find((m) => m.role === "user" && m.status !== "queued");
     return !!last && !!this.views.get(last.id)?.edit();
   }
 
   /** Copy the text of the last reply (Ctrl/⌘+Shift+C). */
   async copyLastReply() {
-    const msgs = this.session?.state?.messages || [];
+    const msgs = this.session?.state ? shownMessages(this.session.state) : [];
     const last = [...msgs].reverse().find((m) => m.role === "assistant" && m.content);
     if (!last) { toast("There is no reply to copy yet."); return; }
     toast(await copyText(last.content) ? "Copied the last reply." : "The reply could not be copied.");
@@ -226,7 +262,7 @@ export class ChatView {
     this.lastParts = parts;
     if (textOnly) {
       // Most frames of a streaming reply: only its text grew. That bubble alone is patched.
-      textOnly.view.updateText(textOnly.msg);
+      textOnly.view?.updateText(textOnly.msg);
       if (!this.pin && this.stick) this._toBottom();
       return;
     }
@@ -267,6 +303,7 @@ export class ChatView {
     if (anchor?.isConnected && anchor !== this.list.firstElementChild) {
       this.scroller.scrollTop += anchor.getBoundingClientRect().top - anchorTop;
     }
+    if (this.switching) this._placeSwitched();
     // A page that ended with the sentinel still in view (short messages) gets no new
     // intersection change: observing afresh reports its current state once.
     if (this.wasLoadingOlder && !s.loadingOlder && !s.olderFailed && this.observer) {
@@ -274,7 +311,7 @@ export class ChatView {
       this.observer.observe(this.sentinel);
     }
     this.wasLoadingOlder = !!s.loadingOlder;
-    const empty = state.messages.length === 0 && state.pending.length === 0;
+    const empty = shownMessages(state).length === 0 && state.pending.length === 0;
     if (this.empty.hidden === empty) this.empty.hidden = !empty;
     const model = s.chat?.model_id;
     this._updateComposer({
@@ -312,6 +349,8 @@ export class ChatView {
     const msg = b[at];
     const old = a[at];
     for (const k in msg) if (k !== "content" && k !== "reasoning" && msg[k] !== old[k]) return null;
+    // The reply streams on the active branch while another is looked at: nothing to draw.
+    if (now.view && !now.view.messages.includes(msg)) return { msg };
     const view = this.views.get(msg.id);
     return view && view.msg === old && view.lastCtx ? { view, msg } : null;
   }
@@ -373,10 +412,11 @@ export class ChatView {
   _renderMessages(state, busy) {
     // A reply streaming right now has no model id yet: the chat's model is writing it.
     const chatModel = state.turn?.modelId || this.session.chat?.model_id || app.settings?.default_model_id;
+    const shown = shownMessages(state);
     const toolResults = new Map();
     const callIds = new Set();
     let lastAssistant = null;
-    for (const m of state.messages) {
+    for (const m of shown) {
       if (m.role === "tool" && m.toolCallId) toolResults.set(m.toolCallId, m);
       if (m.role === "assistant") { lastAssistant = m; for (const c of m.toolCalls || []) callIds.add(c.id); }
     }
@@ -389,16 +429,26 @@ export class ChatView {
     // reply, so they are shown after it.
     const chips = new Set(state.queue.map((q) => q.message_id));
     const queued = (m) => m.status === "queued";
-    const order = state.messages.some(queued)
-      ? [...state.messages.filter((m) => !queued(m)), ...state.messages.filter((m) => queued(m) && !chips.has(m.id))]
-      : state.messages;
+    const order = shown.some(queued)
+      ? [...shown.filter((m) => !queued(m)), ...shown.filter((m) => queued(m) && !chips.has(m.id))]
+      : shown;
     // A tool result shows inside its call's row; only orphans get a bubble.
     const inCall = (m) => m.role === "tool" && callIds.has(m.toolCallId);
     const hasView = (m) => this.views.get(m.id)?.role === m.role;
-    // Messages before `from` that have no bubble yet wait for a later frame (a message
-    // searched for is drawn at once, with everything after it).
+    // Messages outside [from, upto) that have no bubble yet wait for a later frame: the
+    // newest first; a version switched to and what follows it first (it stays where its
+    // sibling was); a message searched for is drawn at once, with everything after it.
     let from = 0;
-    if (this.target == null) {
+    let upto = order.length;
+    const switched = this.switching ? order.findIndex((m) => m.id === this.switching.toId) : -1;
+    if (switched >= 0) {
+      from = switched;
+      let budget = NEW_VIEWS_PER_FRAME;
+      for (let i = from; i < order.length; i++) {
+        if (inCall(order[i]) || hasView(order[i])) continue;
+        if (budget-- === 0) { upto = i; break; }
+      }
+    } else if (this.target == null) {
       let budget = NEW_VIEWS_PER_FRAME;
       for (let i = order.length - 1; i >= 0; i--) {
         if (inCall(order[i]) || hasView(order[i])) continue;
@@ -411,7 +461,7 @@ export class ChatView {
     for (let i = 0; i < order.length; i++) {
       const m = order[i];
       if (inCall(m)) continue;
-      if (i < from && !hasView(m)) { this.backlog = true; continue; }
+      if ((i < from || i >= upto) && !hasView(m)) { this.backlog = true; continue; }
       let view = this.views.get(m.id);
       if (!view || view.role !== m.role) {
         view?.el.remove();
@@ -460,7 +510,7 @@ export class ChatView {
 
   /** Retry after an error: answer again when nothing was written, else carry on from the text. */
   _retry() {
-    const msgs = this.session.state.messages;
+    const msgs = this.session.state.messages.filter((m) => m.status !== "queued");
     const last = msgs[msgs.length - 1];
     if (last?.role === "assistant" && !last.content) this.session.regenerate(last.id);
     else this.session.continueReply();
@@ -468,9 +518,9 @@ export class ChatView {
 
   /** True when the newest reply shows this error itself (with Retry/Continue). */
   _replyShows(state, n) {
-    const last = [...state.messages].reverse().find((m) => m.role === "assistant");
-    const lastUser = [...state.messages].reverse().find((m) => m.role === "user");
-    return !!last && (!lastUser || Number(last.id) > Number(lastUser.id)) && errorText(last.error) === n.message;
+    const msgs = shownMessages(state).filter((m) => m.status !== "queued");
+    const last = msgs.findLastIndex((m) => m.role === "assistant");
+    return last >= 0 && last > msgs.findLastIndex((m) => m.role === "user") && errorText(msgs[last].error) === n.message;
   }
 
   _renderNotice(state, running) {

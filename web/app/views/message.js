@@ -57,8 +57,43 @@ function onlyTextDiffers(a, b) {
   return true;
 }
 
+/**
+ * ‹ n/m ›: the versions of a message (CONTRACT §5 `versions`), a group named "Version n
+ * of m" so a screen reader says where it is when focus enters it. The ends are
+ * aria-disabled, not disabled: the focus stays on the button that was pressed.
+ */
+class VersionSwitch {
+  constructor(go) {
+    this.prev = h("button", { type: "button", class: "ghost icon-btn version-prev", "aria-label": "Previous version",
+      onclick: () => go(-1) }, "‹");
+    this.next = h("button", { type: "button", class: "ghost icon-btn version-next", "aria-label": "Next version",
+      onclick: () => go(1) }, "›");
+    this.count = h("span", { class: "version-count", "aria-hidden": "true" });
+    this.el = h("div", { class: "versions", role: "group" }, this.prev, this.count, this.next);
+  }
+
+  update({ index, count }) {
+    this.count.textContent = `${index}/${count}`;
+    this.el.setAttribute("aria-label", `Version ${index} of ${count}`);
+    this.prev.setAttribute("aria-disabled", String(index <= 1));
+    this.next.setAttribute("aria-disabled", String(index >= count));
+  }
+}
+
+/** The sibling `step` away from `msg` among its versions, or null at either end. */
+function versionAt(msg, step) {
+  const v = msg.versions;
+  const id = v?.ids?.[v.index - 1 + step];
+  return id === undefined ? null : id;
+}
+
+const versionsKey = (v) => (v && v.count > 1 ? `${v.index}/${v.count}/${v.ids?.join()}` : "");
+
 export class MessageView {
-  /** @param actions {{edit(id, text), regenerate(id, modelId?), continueReply(), canAct(): boolean}} */
+  /**
+   * @param actions {{edit(id, text), regenerate(id, modelId?), continueReply(),
+   *   switchVersion(fromId, toId, step)}}
+   */
   constructor(msg, actions) {
     this.actions = actions;
     this.id = msg.id;
@@ -86,7 +121,8 @@ export class MessageView {
     this.error = h("div", { class: "msg-error", role: "note", hidden: true });
     this.usage = h("div", { class: "msg-usage" });
     this.bar = h("div", { class: "msg-actions" });
-    this.el.append(this.meta, this.reasoning, this.body, this.tools, this.error, this.usage, this.bar);
+    this.foot = h("div", { class: "msg-foot" }, this.bar);
+    this.el.append(this.meta, this.reasoning, this.body, this.tools, this.error, this.usage, this.foot);
   }
 
   _buildPlain() {
@@ -95,7 +131,27 @@ export class MessageView {
     this.files = h("div", { class: "msg-files", role: "list", "aria-label": "Attached files", hidden: true });
     this.error = h("div", { class: "msg-error", role: "note", hidden: true });
     this.bar = h("div", { class: "msg-actions" });
-    this.el.append(this.meta, this.files, this.body, this.error, this.bar);
+    this.foot = h("div", { class: "msg-foot" }, this.bar);
+    this.el.append(this.meta, this.files, this.body, this.error, this.foot);
+  }
+
+  /** The ‹ n/m › switcher, shown while the message has other versions. */
+  _updateVersions(msg) {
+    const key = versionsKey(msg.versions);
+    if (key === this.versionsKey) return;
+    this.versionsKey = key;
+    if (!key) { this.switcher?.el.remove(); return; }
+    this.switcher ??= new VersionSwitch((step) => {
+      const to = versionAt(this.msg, step);
+      if (to !== null) this.actions.switchVersion(this.msg.id, to, step);
+    });
+    this.switcher.update(msg.versions);
+    if (!this.switcher.el.isConnected) this.foot.prepend(this.switcher.el);
+  }
+
+  /** Focus the switcher's button for `step` (-1 previous, 1 next): where the focus was on the version left. */
+  focusVersion(step) {
+    (step < 0 ? this.switcher?.prev : this.switcher?.next)?.focus();
   }
 
   /** ctx: {busy, lastAssistant, toolResults: Map(callId → tool message)} */
@@ -104,7 +160,8 @@ export class MessageView {
     // reply, every frame), only the text is drawn.
     const sig = [msg.status, !!msg.content, msg.role === "assistant" && modelLabel(msg.modelId || ctx.chatModel), !!msg.reasoning, msg.toolCalls?.length,
       (msg.toolCalls || []).map((c) => `${c.state}${c.ok}${c.output?.length}${ctx.waiting?.has(c.id)}${c.arguments?.length}${!!c.edited}`).join(","),
-      !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing, !!ctx.steer?.has(msg.id), !!ctx.turnOver].join("|");
+      !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing, !!ctx.steer?.has(msg.id), !!ctx.turnOver,
+      versionsKey(msg.versions), ctx.chatModel].join("|");
     this.lastCtx = ctx;
     if (msg === this.msg && sig === this.sig) return;
     if (sig === this.sig && this._onlyText(msg)) {
@@ -179,6 +236,7 @@ export class MessageView {
     setIf(this.meta, "textContent", [modelLabel(msg.modelId || ctx.chatModel), STATUS_TEXT[msg.status]].filter(Boolean).join(" · "));
     setIf(this.body, "hidden", !msg.content && !streaming);
     this._updateTools(msg.toolCalls || [], ctx.toolResults, ctx.waiting, ctx.turnOver);
+    this._updateVersions(msg);
     const err = errorText(msg.error);
     setIf(this.error, "hidden", !err);
     setIf(this.error, "textContent", err);
@@ -192,12 +250,17 @@ export class MessageView {
     }
     const can = !ctx.busy && !streaming;
     const cont = can && ctx.lastAssistant && CUT_OFF.has(msg.status) ? (msg.content ? "continue" : "retry") : "";
-    const barKey = `${!!msg.content}|${can}|${cont}`;
+    // Regenerate answers with the chat's model (not necessarily the one that wrote this
+    // reply), and says which; "with another model…" picks any other.
+    const chatModel = modelLabel(ctx.chatModel);
+    const barKey = `${!!msg.content}|${can}|${cont}|${chatModel}`;
     if (barKey === this.barKey) return;
     this.barKey = barKey;
     replaceChildren(this.bar,
       msg.content ? h("button", { type: "button", class: "ghost", "aria-label": "Copy reply", onclick: () => this._copy() }, "Copy") : null,
-      can ? h("button", { type: "button", class: "ghost", "aria-label": "Regenerate this reply", onclick: () => this.actions.regenerate(msg.id) }, "Regenerate") : null,
+      can ? h("button", { type: "button", class: "ghost regen-btn", "aria-label": `Regenerate this reply with ${chatModel}`,
+        title: `A new version of this reply by ${chatModel}; this one is kept`, onclick: () => this.actions.regenerate(msg.id) },
+      "Regenerate") : null,
       can ? this._regenerateWith().el : null,
       // A cut-off reply with text can be continued; one that failed before writing anything is asked again.
       cont === "continue"
@@ -294,6 +357,7 @@ export class MessageView {
     this.error.hidden = !err;
     this.error.textContent = err;
     if (msg.role !== "user") { this.bar.replaceChildren(); return; }
+    this._updateVersions(msg);
     const saved = !msg.pending && msg.status !== "queued";
     replaceChildren(this.bar,
       h("button", { type: "button", class: "ghost", "aria-label": "Copy message", onclick: () => this._copy() }, "Copy"),
@@ -315,9 +379,9 @@ export class MessageView {
             h("span", { class: "attach-size" }, formatSize(f.size))]))));
   }
 
-  /** "Regenerate with…": the model picker, whose pick answers again with that model (made once per reply). */
+  /** "with another model…": the model picker, whose pick answers again with that model (made once per reply). */
   _regenerateWith() {
-    this.regenPicker ??= new ModelPicker({ label: "Regenerate with another model", text: "Regenerate with…",
+    this.regenPicker ??= new ModelPicker({ label: "Regenerate with another model", text: "with another model…",
       onPick: (modelId) => this.actions.regenerate(this.id, modelId) });
     return this.regenPicker;
   }
@@ -352,7 +416,7 @@ export class MessageView {
     });
     const editor = h("div", { class: "editor" }, area,
       h("div", { class: "editor-bar" },
-        h("span", { class: "hint" }, "Saving reruns the chat from here; later messages are discarded."),
+        h("span", { class: "hint" }, "Saving makes a new version of this message and answers it again; this version and its replies are kept (‹ › switches)."),
         h("button", { type: "button", class: "ghost", onclick: () => done(false) }, "Cancel"),
         h("button", { type: "button", class: "primary", onclick: () => done(true) }, "Save & send")));
     this.body.hidden = true;

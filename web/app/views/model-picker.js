@@ -1,7 +1,7 @@
 // A model picker: a button that opens a searchable list of the configured models, each
 // with its provider's name and what it can do (tools, vision, reasoning), the recently
 // used ones first. Used by the composer (the chat's model, or the new chat's), and by
-// "Regenerate with…" on a reply. Keyboard: the search box is an ARIA combobox over the
+// "with another model…" by a reply's Regenerate. Keyboard: the search box is an ARIA combobox over the
 // listbox; ↑/↓ move, Enter picks, Esc closes and gives focus back to the button.
 import { h } from "../dom.js";
 import { app } from "../store.js";
