@@ -92,6 +92,20 @@ def test_regenerate_makes_a_sibling_reply_and_the_same_request_id_makes_no_secon
     assert setup.messages(chat)[1]["versions"]["count"] == 2
 
 
+def test_branched_names_the_model_a_regenerate_asked_for(setup):
+    chat = setup.chat(title="t")
+    other = setup.api.post("/api/models", {"provider_id": setup.provider["id"], "api_model": "fake-other",
+                                           "label": "Other"}).body
+    setup.fake.enqueue([S.text("one")], [S.text("two")], [S.text("three")])
+    sock = setup.socket(chat)
+    turn(sock, request_id="r1", content="q")
+    reply = setup.messages(chat)[1]
+    turn(sock, "regenerate", message_id=reply["id"], model_id=other["id"])
+    assert sock.of("branched")[-1]["model_id"] == other["id"]
+    turn(sock, "regenerate", message_id=reply["id"])
+    assert sock.of("branched")[-1]["model_id"] is None  # the chat's model
+
+
 def test_regenerate_on_a_later_step_makes_a_sibling_of_the_turns_first_reply(setup):
     chat = setup.chat(title="t")
     setup.fake.enqueue([S.tool_call(0, "call_a", "upper", '{"text": "x"}')], [S.text("X it is")],

@@ -102,7 +102,7 @@ CHAT_EVENTS = _table(
     Event("steered", {"message_id": int, "queued_id": int, "content": str}, turn_id=TURN),
     # CONTRACT §5 (versions and branches), as docs/PROTOCOL.md details it.
     Event("branched", {"message_id": int, "parent_id": int | None, "role": str, "content": str,
-                       "attachments": list[dict], "versions": Versions},
+                       "attachments": list[dict], "versions": Versions, "model_id": str | None},
           values={"role": ("user", "assistant")}),
     Event("active_changed", {"leaf_id": int}, turn_id=None),
 )

@@ -355,10 +355,13 @@ class TurnRegistry:
         return row
 
     def _branched(self, state: _ChatState, row: history.Row) -> None:
-        """Tell every window a new version now heads the active branch (it replaces its sibling there)."""
+        """Tell every window a new version now heads the active branch (it replaces its sibling there).
+
+        `model_id`: the model a "regenerate with" named, so a window names it on the reply
+        while it streams (null: the chat's model)."""
         state.hub.publish("branched", None, message_id=row.id, parent_id=row.parent_id, role=row.role,
                           content=row.content, attachments=message_attachments(row),
-                          versions=history.versions([row])[row.id])
+                          versions=history.versions([row])[row.id], model_id=row.model_id)
 
     def take_steering(self, chat_id: str) -> list[int]:
         """The steering messages waiting for the running turn, off the queue (oldest first)."""
