@@ -134,6 +134,75 @@ describe("branched", () => {
   });
 });
 
+describe("the last turn replayed after a reload, on a branch not shown", () => {
+  // 4 was regenerated as 7 and the person switched back to 4 before reloading: the
+  // history is 1 → 2 → 3 → 4, and the socket replays the turn that wrote 7.
+  const history = () => {
+    nextId = 0;
+    return deepFreeze(loadHistory(initialState("c"), [row(1, null), row(2, 1), row(3, 2),
+      row(4, 3, { versions: versions([4, 7], 4) })], false));
+  };
+
+  test("a regenerate's replies stay off the branch shown", () => {
+    const before = history();
+    const s = fold(before, [
+      ev("turn_start", { user_message_id: 3, continue_message_id: null }),
+      ev("content", { delta: "New take.", message_id: 7 }),
+      ev("message_saved", { message_id: 7, role: "assistant" }),
+      ev("done", { message_id: 7 }),
+      ev("turn_end", { status: "completed" }),
+    ]);
+    assert.equal(s.messages, before.messages);
+  });
+
+  test("an edit's turn too (its user message is not shown)", () => {
+    const before = history();
+    const s = fold(before, [
+      ev("turn_start", { user_message_id: 5, continue_message_id: null }),
+      ev("tool_preparing", { call_id: "k", name: "upper", message_id: 6 }),
+      ev("content", { delta: "Edited answer.", message_id: 8 }),
+      ev("turn_end", { status: "completed" }),
+    ]);
+    assert.equal(s.messages, before.messages);
+  });
+
+  test("a continue of a reply on another branch", () => {
+    const before = history();
+    const s = fold(before, [
+      ev("turn_start", { user_message_id: null, continue_message_id: 7 }),
+      ev("content", { delta: "New take, continued.", message_id: 7 }),
+      ev("turn_end", { status: "completed" }),
+    ]);
+    assert.equal(s.messages, before.messages);
+  });
+
+  test("a stored snapshot of the chat's newest reply on another branch", () => {
+    const before = history();
+    const s = fold(before, [{ type: "snapshot", event_id: 9, last_event_id: 9, epoch: E, turn_id: null,
+                              message_id: 7, content: "New take.", reasoning: "", tool_calls: [], status: "complete",
+                              queue: [] }]);
+    assert.equal(s.messages, before.messages);
+  });
+
+  test("the turn of the branch shown still adds what it writes after the history read", () => {
+    nextId = 0;
+    let s = loadHistory(initialState("c"), [row(1, null), row(2, 1, { status: "streaming" })], false);
+    s = fold(s, [
+      ev("turn_start", { user_message_id: 1, continue_message_id: null }),
+      ev("tool_preparing", { call_id: "k", name: "upper", message_id: 2 }),
+      ev("tool_start", { call_id: "k", name: "upper", arguments: "{}", message_id: 2 }),
+      ev("tool_end", { call_id: "k", name: "upper", ok: true, output: "K", duration_ms: 1 }),
+      ev("content", { delta: "After the tool.", message_id: 4 }),
+    ]);
+    assert.deepEqual(ids(s.messages), [1, 2, 4]);
+    // Its tool result read with the next page: the reply after it still follows.
+    s = loadHistory(s, [row(2, 1, { tool_calls: [{ id: "k", name: "upper", arguments: "{}" }] }),
+      row(3, 2, { role: "tool", tool_call_id: "k", content: "K" })], false);
+    s = fold(s, [ev("content", { delta: " More.", message_id: 4 }), ev("content", { delta: "Next step.", message_id: 6 })]);
+    assert.deepEqual(ids(s.messages), [1, 2, 3, 4, 6]);
+  });
+});
+
 describe("branch order", () => {
   test("a queued message that starts its turn after a longer one follows it, whatever its id", () => {
     nextId = 0;

@@ -101,7 +101,9 @@ export class ChatSession {
     if (event.type === "turn_end" && this.state.view) {
       // The person chose another version while the reply ran: it becomes the branch now.
       this._applyChoice();
-    } else if (event.type === "turn_end" || (event.type === "accepted" && this.state.messages.some((m) => m.placeholder))) {
+    } else if (event.type === "turn_end" || (event.type === "accepted" && this.state.messages.some((m) => m.placeholder))
+               || (event.type === "snapshot" && event.message_id != null
+                   && !this.state.messages.some((m) => m.id === event.message_id))) {
       this._refreshTail();
     }
     if (this.state.branchStale != null && !this.switches) this._rereadBranch();

@@ -205,7 +205,10 @@ const HANDLERS = {
       const m = findMessage(next, e.user_message_id);
       if (m && isQueued(m)) next = upsertMessage(next, { ...m, status: "complete" });
     }
-    if (cont != null) {
+    if (cont != null && !findMessage(next, cont)) {
+      // A reply continued on a branch not shown (a reload replays the chat's last turn).
+      next = { ...next, turn: { ...next.turn, elsewhere: true } };
+    } else if (cont != null) {
       // The turn re-sends the saved text as its first deltas; start from empty.
       next = touchMessage(next, cont, e.turn_id);
     }
@@ -325,8 +328,11 @@ const HANDLERS = {
       unqueued: state.unqueued.some((m) => m.id === e.queued_id)
         ? state.unqueued.filter((m) => m.id !== e.queued_id) : state.unqueued,
     };
+    if (state.turn && !state.turn.joined?.includes(e.message_id)) {
+      next.turn = { ...state.turn, joined: [...(state.turn.joined || []), e.message_id] };
+    }
     const known = findMessage(next, e.message_id);
-    if (known && !isQueued(known)) return next.queue === state.queue && next.unqueued === state.unqueued ? state : next;
+    if (known && !isQueued(known)) return next;
     if (e.queued_id !== e.message_id) next = { ...next, messages: next.messages.filter((m) => m.id !== e.queued_id) };
     return upsertMessage(next, newMessage(e.message_id, "user", {
       ...(known || {}),
@@ -410,6 +416,11 @@ const HANDLERS = {
     if (e.message_id == null) return next;
     const old = findMessage(next, e.message_id);
     const done = status !== STREAMING;
+    // A finished reply the history read does not hold is on another branch (a stored
+    // snapshot names the chat's newest reply on any branch) or came while this window was
+    // away, and then that history is read again (chat-session.js); a running reply is on
+    // the active branch, the one shown.
+    if (!old && done && next.messages.length) return next;
     const calls = (e.tool_calls || []).map((c) => {
       const known = old?.toolCalls.find((k) => k.id === c.id);
       return known ? { ...known, name: c.name, arguments: known.edited ? known.arguments : c.arguments }
@@ -662,6 +673,7 @@ function touchMessage(state, id, turnId) {
   const turn = state.turn;
   const ours = turn && turn.id === turnId && turnId != null;
   if (ours && turn.messageIds.includes(id)) return state;
+  if (ours && !findMessage(state, id) && !turnOwnsLeaf(state)) return state;
   let next = state;
   if (ours) {
     next = { ...next, turn: { ...turn, messageId: id, messageIds: [...turn.messageIds, id] } };
@@ -677,6 +689,27 @@ function touchMessage(state, id, turnId) {
   // `replayed` tells the view this is not a reply it watched from its start.
   return updateMessage(next, id, (m) => ({ ...m, content: "", reasoning: "", status: STREAMING, error: null,
     replayed: m.replayed || m.status === "complete" || !!m.content || !!m.reasoning }));
+}
+
+/**
+ * Whether a new reply of the running turn goes at the end of the branch shown: the turn
+ * wrote what ends it (its user message, a reply, a tool result of one, a message that
+ * joined it). A reload replays the last turn even when its branch is not the active one
+ * any more (switched since it ended): such a turn's replies are not the branch's.
+ */
+function turnOwnsLeaf(state) {
+  const turn = state.turn;
+  if (turn.elsewhere) return false;
+  const leaf = lastOnBranch(state.messages);
+  if (!leaf || leaf.id === turn.userMessageId || turn.messageIds.includes(leaf.id) || turn.joined?.includes(leaf.id)) {
+    return true;
+  }
+  if (leaf.role === "tool") {
+    const owner = findCallOwner(state, leaf.toolCallId);
+    if (owner && turn.messageIds.includes(owner.id)) return true;
+  }
+  // A turn without a user message answers the branch as it stands (after tool results, a cut-off reply).
+  return turn.userMessageId == null && !turn.messageIds.length && leaf.role !== "user";
 }
 
 function appendText(state, e, field) {
