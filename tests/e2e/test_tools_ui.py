@@ -302,14 +302,15 @@ def test_a_message_queued_behind_a_tool_turn_leaves_that_turn_on_screen(page, se
     send(page, "and then this")
     expect(page.locator(".queue .queue-chip")).to_have_count(1)
 
-    # The tool result and the step after it are saved after the queued message (it keeps
-    # the id it was given, where it was sent); its turn then starts from it. That is no
-    # edit: while it writes, the turn before it stays on screen.
+    # The queued message keeps the id it was given when it was sent, and joins the branch
+    # after the turn it waited for (the tool result and the step after it have newer ids
+    # but come before it); its turn then starts from it. While it writes, the turn before
+    # it stays on screen.
     setup.fake.release()
     setup.fake.wait_hanging(1, timeout=15)
     expect(replies(page).last.locator(".msg-body")).to_have_text("Second")
-    shown = [("user", "find it"), ("assistant", "Looking + tool:upper"), ("user", "and then this"),
-             ("assistant", "Found it."), ("assistant", "Second")]
+    shown = [("user", "find it"), ("assistant", "Looking + tool:upper"), ("assistant", "Found it."),
+             ("user", "and then this"), ("assistant", "Second")]
     assert transcript(page) == shown
     setup.fake.release()
     expect(replies(page).last.locator(".msg-body")).to_have_text("Second answer.")
@@ -317,8 +318,8 @@ def test_a_message_queued_behind_a_tool_turn_leaves_that_turn_on_screen(page, se
     shown[-1] = ("assistant", "Second answer.")
     assert transcript(page) == shown
     stored = [(m["role"], m["content"]) for m in setup.messages(chat)]
-    assert stored == [("user", "find it"), ("assistant", "Looking"), ("user", "and then this"), ("tool", "ABC"),
-                      ("assistant", "Found it."), ("assistant", "Second answer.")]
+    assert stored == [("user", "find it"), ("assistant", "Looking"), ("tool", "ABC"), ("assistant", "Found it."),
+                      ("user", "and then this"), ("assistant", "Second answer.")]
 
     # After a reload the socket re-sends that last turn: the rows before it stay too.
     counts, _ = reload_paced(page, "E2E queued behind tools")

@@ -160,14 +160,14 @@ export class ChatView {
     this._release();
     const switching = this.switching = { toId, top: el.getBoundingClientRect().top,
                                          step: el.contains(document.activeElement) ? step : 0 };
+    let done = false;
     try {
-      await this.session.switchVersion(fromId, toId);
+      done = await this.session.switchVersion(fromId, toId);
     } catch (err) {
       toast(err.message || "That version could not be shown.");
-    } finally {
-      // Drawn by now, or never will be (refused, overtaken by another switch).
-      if (this.switching === switching && !this.views.has(toId)) this.switching = null;
     }
+    // Refused, or overtaken by another switch: nothing to put in place (the next frame does it otherwise).
+    if (!done && this.switching === switching) this.switching = null;
   }
 
   /** After the frame that drew a switched version: back where it was, focus on its switcher. */
