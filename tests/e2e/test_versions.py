@@ -85,6 +85,13 @@ def test_edit_switch_back_and_forth_continue_on_the_old_branch_and_reload(page, 
     expect(switcher(replies(page).last)).to_have_count(0)  # the reply has no other version
     edit = [f for f in frames if f["type"] == "edit"]
     assert len(edit) == 1 and 1 <= len(edit[0]["request_id"]) <= 64, edit
+    # Named for a screen reader and readable in both themes.
+    from tests.e2e.test_a11y import A11y, low_contrast, unnamed_controls
+    assert unnamed_controls(A11y(page))[0] == []
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        assert low_contrast(page, [".version-count", ".versions button[aria-disabled=false]"]) == []
+    page.emulate_media(color_scheme="light")
 
     # Back to the first version, by keyboard: the messages above stay as they are drawn, the
     # switched message keeps its place on screen, and the focus stays on the button.
