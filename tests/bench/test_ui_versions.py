@@ -30,9 +30,10 @@ import time
 
 import pytest
 
-from tests.e2e.ui import CHROMIUM, CHROMIUM_ARGS, sign_in, wait_chat_ready
+from tests.e2e.ui import CHROMIUM, sign_in, wait_chat_ready
 
 from .conftest import write_artifact
+from .test_ui_perf import browser  # noqa: F401 (the UI benchmarks' browser fixture)
 
 N_MESSAGES = int(os.environ.get("NUMI_BENCH_VERSIONS_MESSAGES", "10000"))
 VERSIONS = int(os.environ.get("NUMI_BENCH_VERSIONS", "50"))
@@ -132,15 +133,6 @@ SWITCH_SCRIPT = r"""
 """
 
 IDLE = "() => new Promise((r) => requestAnimationFrame(() => requestIdleCallback(r, {timeout: 2000})))"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
 
 
 def test_switch_versions_in_a_long_chat(browser, setup_with, start_server):

@@ -9,19 +9,12 @@ import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
 import { initialState, applyEvent, loadHistory, localSend } from "../../web/js/reducer.js";
+import { deepFreeze } from "./freeze.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURES = join(here, "..", "fixtures", "events");
 const fixtures = readdirSync(FIXTURES).filter((f) => f.endsWith(".json")).sort()
   .map((f) => ({ file: f, ...JSON.parse(readFileSync(join(FIXTURES, f), "utf8")) }));
-
-function deepFreeze(value) {
-  if (value && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
 
 /** `actual` holds everything `expected` names: objects by key, arrays element by element and length. */
 function assertMatches(actual, expected, path = "state") {

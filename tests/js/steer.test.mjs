@@ -8,17 +8,10 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 
 import { initialState, applyEvent, loadHistory, localSend } from "../../web/js/reducer.js";
+import { deepFreeze } from "./freeze.mjs";
 
 const E = "e1";
 const T = "t_1";
-
-function deepFreeze(value) {
-  if (value && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
 
 let nextId = 0;
 /** An event with the next event_id. */

@@ -8,16 +8,9 @@ import assert from "node:assert/strict";
 import {
   initialState, applyEvent, loadHistory, loadEarlier, replaceBranch, showBranch, showLive, shownMessages,
 } from "../../web/js/reducer.js";
+import { deepFreeze } from "./freeze.mjs";
 
 const E = "e1";
-
-function deepFreeze(value) {
-  if (value && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
 
 let nextId = 0;
 const ev = (type, fields = {}) => ({ type, event_id: ++nextId, turn_id: "t_1", epoch: E, ...fields });
