@@ -278,11 +278,14 @@ export class ChatSession {
     schedule();
   }
 
-  /** Rows to ask for a branch from `fromId` on: what is shown below it now, and a margin. */
+  /**
+   * Rows to ask for a branch from `fromId` on: as many as are shown from it down, and a
+   * margin (what lies above is kept; a longer branch pages up to the version).
+   */
   _pageBelow(fromId) {
     const shown = shownMessages(this.state).filter(notQueued);
     const i = shown.findIndex((m) => m.id === fromId);
-    return Math.min(JUMP_PAGE, Math.max(PAGE, (i < 0 ? 0 : shown.length - i) + 10));
+    return Math.min(JUMP_PAGE, (i < 0 ? PAGE : shown.length - i) + 10);
   }
 
   /**
