@@ -238,14 +238,30 @@ export class ChatSession {
    * reply ends. False when the switch did not happen (a newer one overtook it, the chat
    * closed); an ApiError when the server refused it.
    */
-  async switchVersion(fromId, toId) {
+  switchVersion(fromId, toId) {
+    return this._showBranch(toId, this._pageBelow(fromId));
+  }
+
+  /**
+   * Show the branch message `id` is on (search covers every branch), as a switch to it
+   * does. False when the chat has no such message (or the branch changed meanwhile).
+   */
+  async showBranchOf(id) {
+    try {
+      return await this._showBranch(id, PAGE);
+    } catch (err) {
+      if (err.status === 404) return false;
+      throw err;
+    }
+  }
+
+  async _showBranch(id, limit) {
     const gen = ++this.branchGen;
     this.switches += 1;
     try {
-      const limit = this._pageBelow(fromId);
       if (!this.running) {
         try {
-          const page = await this._branchPage(toId, limit, true);
+          const page = await this._branchPage(id, limit, true);
           if (gen !== this.branchGen || this.closed) return false;
           this.state = replaceBranch(this.state, page.items, page.has_more);
           return true;
@@ -253,14 +269,14 @@ export class ChatSession {
           if (err.status !== 409) throw err;
         }
       }
-      if (this.state.messages.some((m) => m.id === toId && notQueued(m))) {
+      if (this.state.messages.some((m) => m.id === id && notQueued(m))) {
         // Back to the branch the reply runs on, with everything it wrote meanwhile.
         this.state = showLive(this.state);
         return true;
       }
-      const page = await this._branchPage(toId, limit, false);
+      const page = await this._branchPage(id, limit, false);
       if (gen !== this.branchGen || this.closed) return false;
-      this.state = showBranch(this.state, toId, page.items, page.has_more);
+      this.state = showBranch(this.state, id, page.items, page.has_more);
       // The reply ended while the branch was read: nothing will say so again.
       if (!this.running) this._applyChoice();
       return true;
@@ -347,9 +363,11 @@ export class ChatSession {
     const want = Number(id);
     for (;;) {
       if (this.closed) return false;
-      if (this.state.messages.some((m) => Number(m.id) === want)) return true;
-      const first = this.state.messages.find(saved);
-      if (!first || !this.state.hasMore || Number(first.id) < want) return false;
+      const shown = shownMessages(this.state);
+      if (shown.some((m) => Number(m.id) === want)) return true;
+      const first = shown.find(saved);
+      const more = this.state.view ? this.state.view.hasMore : this.state.hasMore;
+      if (!first || !more || Number(first.id) < want) return false;
       await this.loadOlder(JUMP_PAGE);
       if (this.olderFailed) return false;
     }

@@ -210,8 +210,17 @@ export class ChatView {
   async reveal(messageId) {
     const s = this.session;
     if (!s) return false;
-    if (!(await s.loadUntil(messageId))) {
-      // Edited or regenerated away since it was found (or the history would not load).
+    // Not on the branch shown: search covers every branch, so show the one it is on.
+    let found = await s.loadUntil(messageId);
+    if (!found && !s.closed && !s.olderFailed) {
+      try {
+        found = await s.showBranchOf(Number(messageId)) && await s.loadUntil(messageId);
+      } catch (err) {
+        toast(err.message);
+        return false;
+      }
+    }
+    if (!found) {
       if (!s.closed) toast(s.olderFailed ? "Older messages could not be loaded." : "That message is no longer in this chat.");
       return false;
     }
