@@ -420,7 +420,8 @@ export class ChatView {
 
   _renderMessages(state, busy) {
     // A reply streaming right now has no model id yet: the chat's model is writing it.
-    const chatModel = state.turn?.modelId || this.session.chat?.model_id || app.settings?.default_model_id;
+    const ownModel = this.session.chat?.model_id || app.settings?.default_model_id;
+    const chatModel = state.turn?.modelId || ownModel;
     const shown = shownMessages(state);
     const toolResults = new Map();
     const callIds = new Set();
@@ -477,7 +478,8 @@ export class ChatView {
         view = new MessageView(m, this.msgActions);
         this.views.set(m.id, view);
       }
-      view.update(m, { busy, lastAssistant: m === lastAssistant, toolResults, chatModel, waiting, steer, turnOver });
+      view.update(m, { busy, lastAssistant: m === lastAssistant, toolResults, chatModel, ownModel, waiting, steer,
+                       turnOver });
       live.add(m.id);
       // Keep DOM order equal to state order with pointer checks only.
       const want = prev ? prev.nextSibling : this.list.firstChild;

@@ -154,14 +154,17 @@ export class MessageView {
     (step < 0 ? this.switcher?.prev : this.switcher?.next)?.focus();
   }
 
-  /** ctx: {busy, lastAssistant, toolResults: Map(callId → tool message)} */
+  /**
+   * ctx: {busy, lastAssistant, toolResults: Map(callId → tool message), chatModel (the model
+   * writing now), ownModel (the chat's own), waiting, steer, turnOver}
+   */
   update(msg, ctx) {
     // Everything the bubble shows but its text: while only the text grows (a streaming
     // reply, every frame), only the text is drawn.
     const sig = [msg.status, !!msg.content, msg.role === "assistant" && modelLabel(msg.modelId || ctx.chatModel), !!msg.reasoning, msg.toolCalls?.length,
       (msg.toolCalls || []).map((c) => `${c.state}${c.ok}${c.output?.length}${ctx.waiting?.has(c.id)}${c.arguments?.length}${!!c.edited}`).join(","),
       !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing, !!ctx.steer?.has(msg.id), !!ctx.turnOver,
-      versionsKey(msg.versions), ctx.chatModel].join("|");
+      versionsKey(msg.versions), ctx.ownModel].join("|");
     this.lastCtx = ctx;
     if (msg === this.msg && sig === this.sig) return;
     if (sig === this.sig && this._onlyText(msg)) {
@@ -251,8 +254,9 @@ export class MessageView {
     const can = !ctx.busy && !streaming;
     const cont = can && ctx.lastAssistant && CUT_OFF.has(msg.status) ? (msg.content ? "continue" : "retry") : "";
     // Regenerate answers with the chat's model (not necessarily the one that wrote this
-    // reply), and says which; "with another model…" picks any other.
-    const chatModel = modelLabel(ctx.chatModel);
+    // reply, nor a fallback that answered for it), and says which; "with another model…"
+    // picks any other.
+    const chatModel = modelLabel(ctx.ownModel);
     const barKey = `${!!msg.content}|${can}|${cont}|${chatModel}`;
     if (barKey === this.barKey) return;
     this.barKey = barKey;
