@@ -13,7 +13,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, open_chat, reload_counting_bubbles, replies, send, wait_chat_ready
+from tests.e2e.ui import (CHROMIUM, DRAWN_SCRIPT, open_chat, reload_counting_bubbles, replies, send,
+                         wait_chat_ready, wait_until)
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(
@@ -232,6 +233,31 @@ def test_a_reply_streams_on_its_branch_while_the_other_is_looked_at(page, setup)
     expect(replies(page).last.locator(".msg-body")).to_have_text("New reply text.")
     expect(replies(page).last).to_have_attribute("data-status", "complete")
     expect(replies(page)).to_have_count(1)
+
+
+def test_reloaded_while_a_new_version_streams_it_shows_once(page, setup):
+    chat = setup.chat(title="Reload regen")
+    setup.fake.enqueue(S.reply("Old reply."), [S.text("New "), S.hang(), S.text("reply text.")])
+    open_chat(page, setup.server, chat, "Reload regen")
+    send(page, "Question")
+    expect(replies(page).last.locator(".msg-body")).to_have_text("Old reply.")
+    replies(page).last.get_by_role("button", name="Regenerate this reply with Fake").click()
+    setup.fake.wait_hanging()
+    expect(replies(page).last.locator(".msg-body")).to_have_text("New")
+    # The partial text is saved at least once a second: reload once it is, so history has it.
+    wait_until(lambda: setup.messages(chat)[-1]["content"] == "New ", "the partial reply is saved")
+
+    page.add_init_script(DRAWN_SCRIPT)
+    page.reload()
+    wait_chat_ready(page, "Reload regen")
+    expect(replies(page).last.locator(".msg-body")).to_have_text("New")
+    expect(switcher(replies(page).last).locator(".version-count")).to_have_text("2/2")
+    setup.fake.release()
+    expect(replies(page).last).to_have_attribute("data-status", "complete")
+    expect(replies(page).last.locator(".msg-body")).to_have_text("New reply text.")
+    expect(replies(page)).to_have_count(1)
+    # Drawn once: the question and the reply, never the old reply or a second copy.
+    assert page.evaluate("window.__drawn.counts") == [2]
 
 
 def test_a_search_hit_in_another_version_opens_that_version(page, setup):
