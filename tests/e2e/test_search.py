@@ -12,6 +12,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from backend.store.history import link_in_order_sql
 from tests.e2e.ui import CHROMIUM, shot, sign_in, wait_chat_ready
 
 pytestmark = pytest.mark.skipif(
@@ -32,6 +33,8 @@ def fill_chat(server, chat_id: str, n: int, special: dict[int, str]) -> dict[int
             cur = con.execute("INSERT INTO message (chat_id, role, content, created_at) VALUES (?, ?, ?, ?)",
                               (chat_id, "user" if i % 2 == 0 else "assistant", text, t0 + i))
             ids[i] = cur.lastrowid
+        for statement, args in link_in_order_sql(chat_id):  # one branch, in the order written
+            con.execute(statement, args)
     con.close()
     return ids
 
@@ -159,15 +162,16 @@ def test_shortcuts_sheet_lists_search(page, setup):
 def test_a_result_deleted_since_it_was_found_says_so(page, server):
     api = server.api()
     chat = new_chat(api, "Edited")
-    ids = fill_chat(server, chat, 30, {4: "the old wording about a windmill"})
+    ids = fill_chat(server, chat, 30, {29: "the old wording about a windmill"})
     sign_in(page, server)
     dialog, box = open_search(page)
     box.fill("windmill")
     expect(dialog.get_by_role("option")).to_have_count(1)
-    # Meanwhile an edit elsewhere discards it (soft delete, as `edit` does).
+    # Meanwhile it goes for good (as purging removes rows), and the branch ends above it.
     con = sqlite3.connect(server.data_dir / "numi.db", timeout=10)
     with con:
-        con.execute("UPDATE message SET deleted_at = ? WHERE id = ?", (time.time(), ids[4]))
+        con.execute("DELETE FROM message WHERE id = ?", (ids[29],))
+        con.execute("UPDATE chat SET active_leaf_id = ? WHERE id = ?", (ids[28], chat))
     con.close()
     box.press("Enter")
     expect(page).to_have_url(re.compile(rf"#/c/{chat}$"))
