@@ -4,7 +4,7 @@ from __future__ import annotations
 import peewee
 import pytest
 
-from backend.store import history
+from backend.store import history, lines
 from backend.store.db import db, open_database
 from backend.store.migrations import migrate
 from backend.store.models import Chat, Message
@@ -84,6 +84,11 @@ def test_hidden_runs_become_older_versions_and_discarded_queued_messages_stay_hi
     assert (rows[a2].parent_id, rows[q3].parent_id, rows[a3].parent_id, rows[a2b].parent_id) == (q2, a2, q3, q2)
     assert all(rows[i].deleted_at is None for i in ids if i != dropped)
     assert rows[dropped].deleted_at == 30.0 and rows[dropped].parent_id is None
+    # The lines the migration drew are the ones a relink draws from the same links.
+    drawn = {m.id: (m.line_id, bool(m.line_exit)) for m in Message.select()}
+    lines.relink("c_ver")
+    assert {m.id: (m.line_id, bool(m.line_exit)) for m in Message.select()} == drawn
+    assert drawn[a1][0] == drawn[q1][0] != drawn[a1c][0]  # a1, the first child, continues q1's line
     shown = history.branch_of("c_ver")
     assert history.versions(shown)[a1c] == {"index": 3, "count": 3, "ids": [a1, a1b, a1c]}
     assert history.versions(shown)[a2b]["ids"] == [a2, a2b]

@@ -17,21 +17,10 @@ from typing import Any, NamedTuple
 
 from peewee import ForeignKeyField
 
+from backend.store import lines
 from backend.store.db import db, now
 from backend.store.models import Chat, JsonText, Message
 
-# Walks up parent links from a message; `?` 1 is the start, `?` 2 the most rows to return.
-UP = """WITH RECURSIVE up(id, n) AS (
-            SELECT ?, 1
-            UNION ALL
-            SELECT m.parent_id, up.n + 1 FROM message AS m JOIN up ON m.id = up.id
-            WHERE m.parent_id IS NOT NULL AND up.n < ?)"""
-# Walks down active_child_id links from a message to the leaf last active under it.
-_DOWN = """WITH RECURSIVE down(id, n) AS (
-            SELECT ?, 0
-            UNION ALL
-            SELECT m.active_child_id, down.n + 1 FROM message AS m JOIN down ON m.id = down.id
-            WHERE m.active_child_id IS NOT NULL)"""
 NO_LIMIT = 1 << 62
 Row = Message  # a stored message as the engine gets it (a peewee row)
 
@@ -71,9 +60,15 @@ _COLUMNS = {f.column_name: (f.name if not isinstance(f, ForeignKeyField) else f.
 
 def _records(sql: str, args) -> list[Record]:
     cursor = db.execute_sql(sql, args)
-    names = [_COLUMNS[d[0]] for d in cursor.description]
+    return _to_records(cursor.fetchall(), cursor.description)
+
+
+def _to_records(rows, description) -> list[Record]:
+    if not rows:
+        return []
+    names = [_COLUMNS[d[0]] for d in description]
     out = []
-    for values in cursor:
+    for values in rows:
         fields = {}
         for (name, is_json), value in zip(names, values):
             fields[name] = json.loads(value) if is_json and value is not None else value
@@ -85,22 +80,22 @@ def path(start_id: int | None, limit: int | None = None) -> list[Record]:
     """The messages from the root to `start_id` on its branch (only the last `limit` of them)."""
     if start_id is None or (limit is not None and limit <= 0):
         return []
-    sql = f"{UP} SELECT message.* FROM up JOIN message ON message.id = up.id ORDER BY up.n DESC"
-    return _records(sql, (start_id, NO_LIMIT if limit is None else limit))
+    rows, description = lines.up(start_id, NO_LIMIT if limit is None else limit, "*")
+    rows.reverse()
+    return _to_records(rows, description)
 
 
 def path_ids(start_id: int | None) -> list[int]:
     """The ids from the root to `start_id`."""
     if start_id is None:
         return []
-    rows = db.execute_sql(f"{UP} SELECT id FROM up ORDER BY n DESC", (start_id, NO_LIMIT)).fetchall()
-    return [r[0] for r in rows]
+    rows, _ = lines.up(start_id, NO_LIMIT, "id")
+    return [r[0] for r in reversed(rows)]
 
 
 def leaf_under(message_id: int) -> int:
     """The leaf that was active last under the message (the message itself when it has no children)."""
-    row = db.execute_sql(f"{_DOWN} SELECT id FROM down ORDER BY n DESC LIMIT 1", (message_id,)).fetchone()
-    return row[0]
+    return lines.leaf_under(message_id)
 
 
 def branch_page(chat_id: str, limit: int, before: int | None = None,
@@ -144,8 +139,8 @@ class RequestRow(NamedTuple):
 
 # Plain tuples rather than peewee model rows: building 400 model objects took ~4x the
 # query itself, and this runs before every model step.
-_REQUEST_COLUMNS = ("m.id, m.role, m.content, m.content_parts_json, m.reasoning_content, m.reasoning_details_json, "
-                    "m.tool_calls_json, m.tool_call_id, m.tool_error, m.model_id, m.depth")
+_REQUEST_COLUMNS = ("id, role, content, content_parts_json, reasoning_content, reasoning_details_json, "
+                    "tool_calls_json, tool_call_id, tool_error, model_id, depth")
 
 
 def _json(value):
@@ -157,11 +152,11 @@ def request_rows(chat_id: str, leaf_id: int | None = None, newest: int | None = 
     leaf = active_leaf(chat_id) if leaf_id is None else leaf_id
     if leaf is None:
         return []
-    sql = f"{UP} SELECT {_REQUEST_COLUMNS} FROM up JOIN message AS m ON m.id = up.id ORDER BY up.n DESC"
+    rows, _ = lines.up(leaf, NO_LIMIT if newest is None else newest, _REQUEST_COLUMNS)
     return [RequestRow(i, role, content or "", _json(parts), reasoning or "", _json(details), _json(calls),
                        call_id, bool(tool_error), model_id, depth)
             for i, role, content, parts, reasoning, details, calls, call_id, tool_error, model_id, depth
-            in db.execute_sql(sql, (leaf, NO_LIMIT if newest is None else newest))]
+            in reversed(rows)]
 
 
 def by_ids(ids) -> dict[int, Message]:
@@ -245,7 +240,11 @@ def append(chat_id: str, parent_id: int | None, **fields) -> Message:
         depth = 0
         if parent_id is not None:
             depth = Message.select(Message.depth).where(Message.id == parent_id).scalar() + 1
+        old_leaf = active_leaf(chat_id)
         row = Message.create(chat=chat_id, parent_id=parent_id, depth=depth, **fields)
+        if parent_id is not None and parent_id != old_leaf:
+            # A version under a message off the end of the branch: the branch now runs through it.
+            _point_at(chat_id, parent_id, old_leaf)
         _link(chat_id, parent_id, row.id)
     return row
 
@@ -288,49 +287,19 @@ def discard_queued(ids) -> None:
 def switch(chat_id: str, message_id: int) -> int:
     """Make the active branch run through the message, to the leaf last active under it; the leaf's id."""
     with db.atomic():
-        target = message(chat_id, message_id)
-        leaf = leaf_under(message_id)
-        # Above the point where the message's path meets the active branch every pointer
-        # is right already; below it, each ancestor now points at the child on this path.
-        path_up = list(dict.fromkeys(row[0] for row in db.execute_sql(
-            _TO_MEETING, (_ancestor_at(active_leaf(chat_id), target.depth), message_id))))
-        pairs = list(zip(path_up, path_up[1:]))  # (child, parent)
-        pointers = dict(db.execute_sql(
-            f"SELECT id, active_child_id FROM message WHERE id IN ({','.join('?' * len(pairs))})",
-            [parent for _, parent in pairs]).fetchall()) if pairs else {}
-        for child, parent in pairs:
-            if parent is not None and pointers.get(parent) != child:
-                Message.update(active_child_id=child).where(Message.id == parent).execute()
+        message(chat_id, message_id)
+        leaf = lines.leaf_under(message_id)
+        # Above the point where the message's branch meets the active one every pointer is
+        # right already; below it, each message now points at the child on this branch.
+        _point_at(chat_id, message_id, active_leaf(chat_id))
         Chat.update(active_leaf_id=leaf).where(Chat.id == chat_id).execute()
     return leaf
 
 
-def _ancestor_at(message_id: int | None, depth: int) -> int | None:
-    """The message's ancestor at `depth` (itself when it is not deeper)."""
-    if message_id is None:
-        return None
-    row = db.execute_sql(f"{UP} SELECT up.id FROM up ORDER BY up.n DESC LIMIT 1",
-                         (message_id, max(1, _depth(message_id) - depth + 1))).fetchone()
-    return row[0]
-
-
-def _depth(message_id: int) -> int:
-    return db.execute_sql("SELECT depth FROM message WHERE id = ?", (message_id,)).fetchone()[0]
-
-
-# From the active leaf (a) and a message (b), the deeper one steps up (both when level)
-# until they meet: the b column lists the message's path up to the meeting point, which
-# is the last row (NULL when the two are in different roots' trees).
-_TO_MEETING = """WITH RECURSIVE walk(a, ad, b, bd) AS (
-        SELECT ?1, coalesce((SELECT depth FROM message WHERE id = ?1), -1),
-               ?2, (SELECT depth FROM message WHERE id = ?2)
-        UNION ALL
-        SELECT CASE WHEN ad >= bd THEN (SELECT parent_id FROM message WHERE id = a) ELSE a END,
-               CASE WHEN ad >= bd THEN ad - 1 ELSE ad END,
-               CASE WHEN bd >= ad THEN (SELECT parent_id FROM message WHERE id = b) ELSE b END,
-               CASE WHEN bd >= ad THEN bd - 1 ELSE bd END
-        FROM walk WHERE a IS NOT b)
-    SELECT b FROM walk"""
+def _point_at(chat_id: str, message_id: int, old_leaf: int | None) -> None:
+    """Every message above `message_id` points down its branch (below where it meets the old one)."""
+    target = lines.chain(message_id)
+    lines.point_along(target, lines.meeting(target, lines.chain(old_leaf)) if old_leaf is not None else None)
 
 
 def set_active_leaf(chat_id: str, leaf_id: int | None) -> None:
@@ -338,8 +307,7 @@ def set_active_leaf(chat_id: str, leaf_id: int | None) -> None:
 
 
 def _link(chat_id: str, parent_id: int | None, child_id: int) -> None:
-    if parent_id is not None:
-        Message.update(active_child_id=child_id).where(Message.id == parent_id).execute()
+    lines.link_child(parent_id, child_id)
     Chat.update(active_leaf_id=child_id).where(Chat.id == chat_id).execute()
 
 
@@ -396,6 +364,11 @@ def link_in_order_sql(chat_id: str | None = None) -> list[tuple[str, tuple]]:
              WHERE {where}""", args),
         (f"""UPDATE chat SET active_leaf_id = (SELECT max(m.id) FROM message AS m WHERE m.chat_id = chat.id
                 AND m.deleted_at IS NULL AND m.status != 'queued') WHERE {"id = ?" if chat_id else "1"}""", args),
+        # One line (backend/store/lines.py), marked where it ends; other rows are lines of their own.
+        (f"""UPDATE message SET line_id = CASE WHEN deleted_at IS NULL AND status != 'queued' THEN (
+                SELECT min(f.id) FROM message AS f WHERE f.chat_id = message.chat_id
+                AND f.deleted_at IS NULL AND f.status != 'queued') ELSE id END,
+                line_exit = (active_child_id IS NULL) WHERE {where}""", args),
     ]
 
 

@@ -200,8 +200,13 @@ def _v11_message_tree(db):
         "ALTER TABLE message ADD COLUMN parent_id INTEGER",
         "ALTER TABLE message ADD COLUMN active_child_id INTEGER",
         "ALTER TABLE message ADD COLUMN depth INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE message ADD COLUMN line_id INTEGER",
+        "ALTER TABLE message ADD COLUMN line_exit INTEGER NOT NULL DEFAULT 1",
         "ALTER TABLE chat ADD COLUMN active_leaf_id INTEGER",
         "CREATE INDEX message_tree ON message(chat_id, parent_id, id)",
+        # A branch is read a line at a time (backend/store/lines.py).
+        "CREATE INDEX message_line ON message(line_id, depth)",
+        "CREATE INDEX message_line_exit ON message(line_id, depth) WHERE line_exit = 1",
         # What a request leaves out is now counted by depth; migration 6's count is gone.
         "DROP INDEX message_usable",
     ):
@@ -243,6 +248,18 @@ def _v11_message_tree(db):
     db.execute_sql("""UPDATE message SET active_child_id = (
                           SELECT max(c.id) FROM message AS c WHERE c.parent_id = message.id)
                       WHERE EXISTS (SELECT 1 FROM message AS c WHERE c.parent_id = message.id)""")
+    # Lines: a message that is its parent's first child continues the parent's line; any
+    # other message starts one. A message whose active child is not its line's next is marked.
+    line: dict[int, int] = {}
+    has_child: set[int] = set()
+    rows = db.execute_sql("SELECT id, parent_id, active_child_id FROM message ORDER BY id").fetchall()
+    for row_id, parent, _ in rows:
+        line[row_id] = line[parent] if parent is not None and parent not in has_child else row_id
+        if parent is not None:
+            has_child.add(parent)
+    db.cursor().executemany("UPDATE message SET line_id = ?, line_exit = ? WHERE id = ?",
+                            [(line[i], 0 if child is not None and line.get(child) == line[i] else 1, i)
+                             for i, _, child in rows])
 
 
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,

@@ -79,6 +79,8 @@ class Message(Base):
     parent_id = IntegerField(null=True)  # the message before it on its branch (store/history.py)
     active_child_id = IntegerField(null=True)  # the child on the active branch when it was last there
     depth = IntegerField(default=0)  # its place on its branch, the root 0
+    line_id = IntegerField(null=True)  # the line it is on (store/lines.py)
+    line_exit = BooleanField(default=True)  # its active child is not its line's next message
     created_at = FloatField(default=now)
     deleted_at = FloatField(null=True)
 

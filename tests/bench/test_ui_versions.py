@@ -30,6 +30,8 @@ import time
 
 import pytest
 
+from backend.store import lines
+
 from tests.e2e.ui import CHROMIUM, sign_in, wait_chat_ready
 
 from .conftest import write_artifact
@@ -86,6 +88,7 @@ def fill_tree(db_path, chat_id: str, n: int, versions: int) -> list[int]:
             con.executemany("UPDATE message SET active_child_id = ? WHERE id = ?", links)
             con.execute("UPDATE chat SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
                         (branches[0][-1], base + n + versions * TAIL, chat_id))
+            lines.relink(chat_id, con)
     finally:
         con.close()
     return [ids[0] for ids in branches]

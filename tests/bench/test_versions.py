@@ -27,6 +27,7 @@ from contextlib import ExitStack
 from peewee import SqliteDatabase
 from websockets.sync.client import connect
 
+from backend.store import lines
 from backend.store.migrations import migrate
 from tests.fakeprovider import script as S
 from tests.numi_client import ServerProcess
@@ -107,6 +108,8 @@ def build(data) -> dict:
         w.leaf("c_deep", parent)
         w.chat("c_linear")
         w.leaf("c_linear", w.line("c_linear", None, DEEP))
+        for chat in ("c_versions", "c_versions_end", "c_deep", "c_linear"):
+            lines.relink(chat, con)
     con.close()
     return {"versions": [v[0] for v in versions], "at_end": [v[0] for v in at_end]}
 
