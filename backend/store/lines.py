@@ -26,17 +26,21 @@ def _line(message_id: int) -> tuple[int, int, int | None]:
 
 def up(start_id: int | None, limit: int, columns: str):
     """The rows (`columns`) from `start_id` up towards its root, start first, at most `limit`;
-    with the cursor description of the last read (None when nothing was read)."""
+    with the cursor description (None when nothing was read)."""
     rows: list[tuple] = []
     description = None
     current = start_id
     while current is not None and len(rows) < limit:
-        line, depth, above = _line(current)
-        cursor = db.execute_sql(f"SELECT {columns} FROM message WHERE line_id = ? AND depth <= ? "
-                                f"ORDER BY depth DESC LIMIT ?", (line, depth, limit - len(rows)))
-        rows.extend(cursor.fetchall())
-        description = cursor.description
-        current = above
+        # One query a line: the range of the line from this message up, each row with its
+        # parent first, so the line's first row names where the branch goes on.
+        cursor = db.execute_sql(
+            f"SELECT parent_id, {columns} FROM message WHERE line_id = (SELECT line_id FROM message WHERE id = ?1) "
+            f"AND depth <= (SELECT depth FROM message WHERE id = ?1) ORDER BY depth DESC LIMIT ?2",
+            (current, limit - len(rows)))
+        read = cursor.fetchall()
+        description = cursor.description[1:]
+        rows.extend(r[1:] for r in read)
+        current = read[-1][0] if read else None
     return rows, description
 
 
