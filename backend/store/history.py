@@ -377,8 +377,8 @@ def link_in_order_sql(chat_id: str | None = None) -> list[tuple[str, tuple]]:
                 SELECT id, lag(id) OVER w AS prev, row_number() OVER w - 1 AS depth FROM message
                 WHERE {live} WINDOW w AS (PARTITION BY chat_id ORDER BY id)) AS l
              WHERE message.id = l.id""", args),
-        (f"""UPDATE message SET active_child_id = (SELECT max(c.id) FROM message AS c WHERE c.parent_id = message.id)
-             WHERE {where}""", args),
+        (f"""UPDATE message SET active_child_id = (SELECT max(c.id) FROM message AS c
+                WHERE c.chat_id = message.chat_id AND c.parent_id = message.id) WHERE {where}""", args),
         (f"""UPDATE chat SET active_leaf_id = (SELECT max(m.id) FROM message AS m WHERE m.chat_id = chat.id
                 AND m.deleted_at IS NULL AND m.status != 'queued') WHERE {"id = ?" if chat_id else "1"}""", args),
         # One line (backend/store/lines.py), marked where it ends; other rows are lines of their own.

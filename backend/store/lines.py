@@ -106,7 +106,9 @@ def link_child(parent_id: int | None, child_id: int) -> None:
     if parent_id is None:
         db.execute_sql("UPDATE message SET line_id = id, line_exit = 1 WHERE id = ?", (child_id,))
         return
-    first = db.execute_sql("SELECT NOT EXISTS (SELECT 1 FROM message WHERE parent_id = ? AND id != ?)",
+    # The chat's id leads the tree index: by parent alone this would read every message.
+    first = db.execute_sql("SELECT NOT EXISTS (SELECT 1 FROM message WHERE chat_id = "
+                           "(SELECT chat_id FROM message WHERE id = ?1) AND parent_id = ?1 AND id != ?2)",
                            (parent_id, child_id)).fetchone()[0]
     db.execute_sql("UPDATE message SET line_exit = 1, line_id = CASE WHEN ? THEN "
                    "(SELECT line_id FROM message WHERE id = ?) ELSE id END WHERE id = ?",
