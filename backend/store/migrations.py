@@ -245,9 +245,10 @@ def _v11_message_tree(db):
     db.cursor().executemany("UPDATE chat SET active_leaf_id = ? WHERE id = ?", leaves)
     # Each message's child on the active branch: the live one (the one with the greatest
     # id among its children for an older version, i.e. the newest text there).
-    db.execute_sql("""UPDATE message SET active_child_id = (
-                          SELECT max(c.id) FROM message AS c WHERE c.parent_id = message.id)
-                      WHERE EXISTS (SELECT 1 FROM message AS c WHERE c.parent_id = message.id)""")
+    db.execute_sql("""UPDATE message SET active_child_id = c.newest FROM (
+                          SELECT parent_id, max(id) AS newest FROM message
+                          WHERE parent_id IS NOT NULL GROUP BY parent_id) AS c
+                      WHERE c.parent_id = message.id""")
     # Lines: a message that is its parent's first child continues the parent's line; any
     # other message starts one. A message whose active child is not its line's next is marked.
     line: dict[int, int] = {}
