@@ -14,7 +14,7 @@ from tests.numi_client import ServerProcess
 from tests.test_api_catalog import assert_invalid
 from tests.test_api_chats import ISO, add_message, new_chat, sql
 
-ITEM_FIELDS = {"chat_id", "message_id", "title", "snippet", "created_at", "highlights", "role"}
+ITEM_FIELDS = {"chat_id", "message_id", "title", "snippet", "created_at", "highlights", "role", "active"}
 
 
 def search(api, q, **params):
@@ -337,28 +337,45 @@ def test_sent_messages_and_replies_are_found(setup):
     assert {i["message_id"]: i["role"] for i in items} == {user_id: "user", reply_id: "assistant"}
 
 
-def test_edit_and_regenerate_update_the_index(setup):
+def active_of(api, q) -> dict[int, bool]:
+    return {item["message_id"]: item["active"] for item in search(api, q)}
+
+
+def test_every_version_is_found_and_says_whether_it_is_on_the_active_branch(setup):
     chat = setup.chat(title="Edits")
     setup.fake.enqueue([S.text("wombat answer")], [S.text("platypus answer")], [S.text("echidna answer")])
     sock = setup.socket(chat)
     sock.send(type="send", request_id="r1", content="question about wombats")
     user_id = sock.until("accepted")["message_id"]
+    old_reply = sock.until("done")["message_id"]
     sock.until("turn_end")
-    assert found(setup.api, '"wombats"') == [user_id] and len(found(setup.api, "wombat")) == 2
+    assert active_of(setup.api, "wombat") == {user_id: True, old_reply: True}
     sock.send(type="edit", message_id=user_id, content="question about platypuses")
-    sock.until("turn_start")
+    new_user = sock.until("branched")["message_id"]
     reply_id = sock.until("done")["message_id"]
     sock.until("turn_end")
-    # The old version stays (and stays found); the new one is found too.
-    assert len(found(setup.api, "wombat")) == 2 and found(setup.api, "wombats") == [user_id]
-    new_user = setup.messages(chat)[0]["id"]
-    assert sorted(found(setup.api, "platypus")) == sorted([new_user, reply_id])
+    # The old question and its reply stay found, off the branch shown; the new ones are on it.
+    assert active_of(setup.api, "wombat") == {user_id: False, old_reply: False}
+    assert active_of(setup.api, "platypus") == {new_user: True, reply_id: True}
     sock.send(type="regenerate", message_id=reply_id)
-    sock.until("turn_start")
-    new_reply = sock.until("done")["message_id"]
+    new_reply = sock.until("branched")["message_id"]
     sock.until("turn_end")
-    assert found(setup.api, "platypus answer") == [reply_id]
-    assert found(setup.api, "echidna") == [new_reply]
+    assert active_of(setup.api, "platypus answer") == {reply_id: False}
+    assert active_of(setup.api, "echidna") == {new_reply: True}
+    # A hit's message id opens its branch.
+    r = setup.api.post(f"/api/chats/{chat}/active", {"message_id": old_reply})
+    assert r.status == 200 and [m["id"] for m in r.body["items"]] == [user_id, old_reply]
+    assert active_of(setup.api, "wombat") == {user_id: True, old_reply: True}
+    assert active_of(setup.api, "platypus") == {new_user: False, reply_id: False}
+    assert active_of(setup.api, "echidna") == {new_reply: False}
+
+
+def test_a_queued_message_counts_as_on_the_active_branch(api, server):
+    chat = new_chat(api)["id"]
+    question = add_message(server, chat, "user", "walrus question")
+    answer = add_message(server, chat, "assistant", "walrus answer")
+    waiting = add_message(server, chat, "user", "walrus again", status="queued")  # listed after the branch
+    assert active_of(api, "walrus") == {question: True, answer: True, waiting: True}
 
 
 # -- filters ------------------------------------------------------------------------------
@@ -416,7 +433,7 @@ def test_upgrade_indexes_existing_messages(tmp_path):
     server = ServerProcess(data).start()
     try:
         items = search(server.api(), "meerkat")
-        assert sorted((i["role"], i["snippet"]) for i in items) == [
-            ("assistant", "an old meerkat answer"), ("user", "an old meerkat question")]
+        assert sorted((i["role"], i["snippet"], i["active"]) for i in items) == [
+            ("assistant", "an old meerkat answer", True), ("user", "an old meerkat question", True)]
     finally:
         server.stop()

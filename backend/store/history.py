@@ -393,3 +393,24 @@ def link_in_order(chat_id: str | None = None) -> None:
     with db.atomic():
         for sql, args in link_in_order_sql(chat_id):
             db.execute_sql(sql, args)
+
+
+# --- which messages are on the active branch (search) ----------------------------------
+
+def on_active_branch(leaf_id: int | None, hits: dict[int, tuple[int, int]]) -> set[int]:
+    """Which of a chat's tree messages (`hits`: id -> (line_id, depth)) are on its active
+    branch, the one ending at `leaf_id`. The branch enters each of its lines at the line's
+    first message and leaves it at some depth: a message is on it when its line is one of
+    them and it is no deeper than that. As many reads as the branch crosses lines."""
+    reach: dict[int, int] = {}  # line -> the branch's depth in it
+    current = leaf_id
+    while current is not None:
+        # Not lines.chain: a tree whose rows were removed under it (by hand) ends the walk
+        # where the row is missing instead of failing the search.
+        row = db.execute_sql("SELECT line_id, depth FROM message WHERE id = ?", (current,)).fetchone()
+        if row is None:
+            break
+        reach[row[0]] = row[1]
+        head = db.execute_sql("SELECT parent_id FROM message WHERE id = ?", (row[0],)).fetchone()
+        current = head[0] if head else None
+    return {i for i, (line, depth) in hits.items() if line in reach and depth <= reach[line]}

@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from backend.store import snippet
+from backend.store import history, snippet
 
 MIN_PREFIX = 2  # a one-letter prefix would match most of the index; it is matched as a word
 MAX_TERMS = 32  # more words than anyone types; each costs a pass over its posting list
@@ -102,19 +102,37 @@ class Filters:
 
 
 _VISIBLE = "m.deleted_at IS NULL AND c.deleted_at IS NULL AND c.temporary = 0"
-_ROW = "SELECT m.id, m.chat_id, c.title, m.role, m.created_at, m.content FROM message m JOIN chat c ON c.id = m.chat_id"
+_ROW = ("SELECT m.id, m.chat_id, c.title, m.role, m.created_at, m.content, m.line_id, m.depth, m.status,"
+        " c.active_leaf_id FROM message m JOIN chat c ON c.id = m.chat_id")
 
 
 def search(db, query: Query, limit: int, filters: Filters = Filters()) -> list[dict]:
-    """The best `limit` messages for `query`, best first, each with a snippet and its hit offsets."""
+    """The best `limit` messages for `query`, best first, each with a snippet, its hit offsets
+    and whether it is on its chat's active branch."""
     ranked = _ranked(db, query, filters)
     rows = _visible(db, ranked, limit, filters)
+    active = _active(rows)
     phrases = query.phrases()
     out = []
-    for message_id, chat_id, title, role, created_at, content in rows:
+    for message_id, chat_id, title, role, created_at, content, *_tree in rows:
         text, hits = snippet.make(content, phrases)
         out.append({"chat_id": chat_id, "message_id": message_id, "title": title or "", "role": role,
-                    "created_at": created_at, "snippet": text, "highlights": hits})
+                    "created_at": created_at, "snippet": text, "highlights": hits,
+                    "active": message_id in active})
+    return out
+
+
+def _active(rows: list[tuple]) -> set[int]:
+    """The found messages on their chat's active branch. A queued message counts: it is
+    shown after the branch, and joins it when its turn starts."""
+    out, by_leaf = set(), {}
+    for message_id, _chat, _title, _role, _at, _content, line, depth, status, leaf in rows:
+        if status == "queued":
+            out.add(message_id)
+        else:
+            by_leaf.setdefault(leaf, {})[message_id] = (line, depth)
+    for leaf, hits in by_leaf.items():
+        out |= history.on_active_branch(leaf, hits)
     return out
 
 
