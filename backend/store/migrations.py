@@ -263,9 +263,26 @@ def _v11_message_tree(db):
                              for i, _, child in rows])
 
 
+def _v12_import_sources(db):
+    """An imported chat and its messages remember where they came from, so importing the same
+    export again adds only what is new (backend/store/import_write.py).
+
+    `chat.source_id` names the source chat ("numi:<chat id>", "numi-v1:<chat id>",
+    "chatgpt:<conversation id>"); `message.source_id` the message within it (an export's
+    message id, a ChatGPT node id). Both are NULL for everything made here.
+    """
+    for sql in (
+        "ALTER TABLE chat ADD COLUMN source_id TEXT",
+        "ALTER TABLE message ADD COLUMN source_id TEXT",
+        "CREATE INDEX chat_source ON chat(source_id) WHERE source_id IS NOT NULL",
+        "CREATE INDEX message_source ON message(chat_id, source_id) WHERE source_id IS NOT NULL",
+    ):
+        db.execute_sql(sql)
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
               _v7_workspaces, _v8_mcp_servers, _v9_import_staging, _v10_model_note,
-              _v11_message_tree]
+              _v11_message_tree, _v12_import_sources]
 
 
 def schema_version(db) -> int:

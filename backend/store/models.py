@@ -54,6 +54,7 @@ class Chat(Base):
     workspace = TextField(null=True)  # the folder its tools may touch (real path)
     import_id = TextField(null=True)  # set while an import writes it, hidden (import_write.py)
     active_leaf_id = IntegerField(null=True)  # the last message of the branch the person sees
+    source_id = TextField(null=True)  # the chat an import made it from (import_write.py)
     created_at = FloatField(default=now)
     updated_at = FloatField(default=now)
     deleted_at = FloatField(null=True)
@@ -81,6 +82,7 @@ class Message(Base):
     depth = IntegerField(default=0)  # its place on its branch, the root 0
     line_id = IntegerField(null=True)  # the line it is on (store/lines.py)
     line_exit = BooleanField(default=True)  # its active child is not its line's next message
+    source_id = TextField(null=True)  # its id in the export it was imported from
     created_at = FloatField(default=now)
     deleted_at = FloatField(null=True)
 
