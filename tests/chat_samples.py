@@ -44,10 +44,15 @@ def export_zip(api) -> zipfile.ZipFile:
 
 
 def comparable(doc: dict) -> list[dict]:
-    """The chats of an export without what an import is meant to change (ids, export time)."""
+    """The chats of an export without what an import is meant to change (ids, export time):
+    message ids become their place in the chat, so the links still say which is which."""
     chats = json.loads(json.dumps(doc["chats"]))
     for chat in chats:
         chat.pop("id")
+        place = {m["id"]: n for n, m in enumerate(chat["messages"])}
+        for m in chat["messages"]:
+            m["id"], m["parent_id"] = place[m["id"]], place.get(m["parent_id"])
+        chat["active_leaf_id"] = place.get(chat["active_leaf_id"])
     return chats
 
 

@@ -14,13 +14,16 @@ def test_json_export_carries_the_whole_chat(setup):
     disposition = r.headers["Content-Disposition"]
     assert disposition.startswith('attachment; filename="Plans-unicode-x-' + chat + '.json"')
     doc = r.body
-    assert (doc["format"], doc["version"]) == ("numi-export", 1) and doc["exported_at"].endswith("Z")
+    assert (doc["format"], doc["version"]) == ("numi-export", 2) and doc["exported_at"].endswith("Z")
     [c] = doc["chats"]
     assert c["id"] == chat and c["title"] == "Plans: ünïcode / ../<x>"
     assert c["system_prompt"] == "Be brief." and c["params"] == {"temperature": 0.5}
     assert c["model_id"] == setup.model["id"] and c["created_at"].endswith("Z")
     msgs = c["messages"]
     assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant"]
+    # One branch: each message under the one before it, the last one active.
+    ids = [m["id"] for m in msgs]
+    assert [m["parent_id"] for m in msgs] == [None] + ids[:-1] and c["active_leaf_id"] == ids[-1]
     user, asks, tool, answer = msgs
     assert user["content"] == "Shout abc, please." and user["status"] == "complete"
     assert [(a["name"], a["size"]) for a in user["attachments"]] == [("picture.png", len(PICTURE)),
@@ -80,7 +83,7 @@ def test_bulk_zip_has_every_saved_chat_markdown_and_files(setup):
     zf = export_zip(setup.api)
     names = set(zf.namelist())
     doc = json.loads(zf.read("numi-export.json"))
-    assert (doc["format"], doc["version"]) == ("numi-export", 1)
+    assert (doc["format"], doc["version"]) == ("numi-export", 2)
     assert sorted(c["id"] for c in doc["chats"]) == sorted([rich, plain])
     assert f"chats/Plans-unicode-x-{rich}.md" in names and f"chats/Second-{plain}.md" in names
     assert not any(temporary in n or deleted in n for n in names)

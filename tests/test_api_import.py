@@ -162,7 +162,7 @@ def test_hostile_and_malformed_files_are_refused_and_change_nothing(server, api)
         "not json": ("x.json", b"{not json", 422, "neither a zip nor valid JSON"),
         "other json": ("x.json", b'{"hello": 1}', 422, "not an export Numi knows"),
         "other format": ("x.json", b'{"format": "other-app", "version": 1}', 422, "not a Numi export"),
-        "newer version": ("x.json", json.dumps({**_doc([]), "version": 2}).encode(), 422, "newer Numi"),
+        "newer version": ("x.json", json.dumps({**_doc([]), "version": 3}).encode(), 422, "newer Numi"),
         "no chats": ("x.json", json.dumps(_doc([])).encode(), 422, "no chats"),
         "bad role": ("x.json", json.dumps(_doc([{"title": "t", "created_at": "2026-01-01T00:00:00Z",
                                                  "messages": [{"role": "wizard", "created_at": "2026-01-01T00:00:00Z"}]}])

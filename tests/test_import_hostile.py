@@ -280,8 +280,8 @@ NUMI_CASES = {
 }
 
 
-def _numi_file(chats: list) -> bytes:
-    return json.dumps({"format": "numi-export", "version": 1, "chats": chats}).encode()
+def _numi_file(chats: list, version: int = 1) -> bytes:
+    return json.dumps({"format": "numi-export", "version": version, "chats": chats}).encode()
 
 
 @pytest.mark.parametrize("label", list(NUMI_CASES))
@@ -310,3 +310,66 @@ def test_numi_text_that_is_not_unicode_or_numbers_json_has_not_are_refused(serve
         r = import_file(api, "export.json", good.replace(b'"usage": null', b'"usage": {"n": ' + constant + b"}", 1))
         assert r.status == 422 and "valid JSON" in r.body["error"]["message"], r
     assert chats(api) == baseline
+
+
+# -- version 2's links ---------------------------------------------------------------------------
+
+def _tree_chat(title: str) -> dict:
+    """A version 2 chat: a question (id 10) and its answer (id 11, active)."""
+    chat = _numi_chat(title)
+    question = chat["messages"][0]
+    question.update(id=10, parent_id=None, attachments=[])
+    answer = {**question, "id": 11, "parent_id": 10, "role": "assistant", "content": "hello"}
+    chat.update(messages=[question, answer], active_leaf_id=11)
+    return chat
+
+
+def _links(**changes):
+    def apply(chat):
+        for where, value in changes.items():
+            if where == "active":
+                chat["active_leaf_id"] = value
+            else:
+                key, n = where.rsplit("_", 1)
+                chat["messages"][int(n)][key] = value
+    return apply
+
+
+def _ring(chat):
+    chat["messages"][0]["parent_id"] = 11
+
+
+TREE_CASES = {
+    "id missing": (_links(id_0=None), "chats[1].messages[0].id"),
+    "id text": (_links(id_1="11"), "chats[1].messages[1].id"),
+    "id negative": (_links(id_1=-1), "chats[1].messages[1].id"),
+    "id fractional": (_links(id_1=11.5), "chats[1].messages[1].id"),
+    "id twice": (_links(id_1=10), "chats[1].messages[1].id"),
+    "parent unknown": (_links(parent_id_1=12), "chats[1].messages[1].parent_id"),
+    "parent itself": (_links(parent_id_1=11), "chats[1].messages[1].parent_id"),
+    "parent text": (_links(parent_id_1="10"), "chats[1].messages[1].parent_id"),
+    "parents loop": (_ring, "chats[1].messages[0].parent_id"),
+    "active leaf unknown": (_links(active=12), "chats[1].active_leaf_id"),
+    "active leaf text": (_links(active="11"), "chats[1].active_leaf_id"),
+    "active leaf true": (_links(active=True, id_0=1, parent_id_1=1), "chats[1].active_leaf_id"),
+}
+
+
+@pytest.mark.parametrize("label", list(TREE_CASES))
+def test_broken_links_in_a_version_2_export_are_422_naming_the_chat_and_field(server, api, baseline, label):
+    mutate, field = TREE_CASES[label]
+    chat = _tree_chat(f"Hostile {label}")
+    mutate(chat)
+    refused(api, server, baseline, "export.json", _numi_file([_tree_chat("Good"), chat], version=2),
+            f'chat 2 ("Hostile {label}")', field)
+
+
+def test_a_long_loop_of_parent_links_is_refused_within_seconds(server, api, baseline):
+    n = 20_000
+    chat = _tree_chat("Long ring")
+    chat["messages"] = [{"id": i, "parent_id": (i - 1) % n, "role": "user", "content": "hi",
+                         "created_at": "2026-01-01T00:00:01Z"} for i in range(n)]
+    chat["active_leaf_id"] = n - 1
+    error = refused(api, server, baseline, "export.json", _numi_file([chat], version=2), 'chat 1 ("Long ring")',
+                    "chats[0].messages[0].parent_id")
+    assert error["took"] < 2, error["took"]

@@ -1,5 +1,9 @@
 """POST /api/import (CONTRACT §3): Numi's own export or ChatGPT's data export, all or nothing.
 
+The answer: `chat_ids`, the chats made; `already`, how many of the file's chats were
+here from an earlier import of the same source; `updated`, those of them that gained
+messages (backend/store/import_plan.py).
+
 The body is the JSON itself (application/json), or a multipart upload whose
 `file` is that JSON or a zip holding it. A multipart upload streams to
 files/.tmp (never whole in memory) and is deleted afterwards. Limits: the
@@ -18,6 +22,7 @@ from backend.store import import_read as rd
 from backend.store.import_chatgpt import parse_chatgpt
 from backend.store.files import TooLarge, human_size
 from backend.store.import_write import write_import
+from backend.turns.registry import CommandError
 
 bp = Blueprint("importer", __name__)
 
@@ -65,7 +70,7 @@ def import_chats():
             if not isinstance(doc, list):
                 raise rd.ImportRefused("conversations.json is not a ChatGPT export (it is not a list).")
             chats = parse_chatgpt(doc)
-        ids = write_import(store, chats, safe_zip, limit)
+        outcome = write_import(store, chats, safe_zip, limit)
     except rd.ImportRefused as exc:
         raise ApiError(exc.status, exc.code, exc.message, exc.fields) from None
     except TooLarge as exc:
@@ -75,9 +80,14 @@ def import_chats():
             safe_zip.close()
         for blob in blobs:
             blob.discard()
+    for chat_id, message_id in outcome.switch.items():
+        try:  # a chat here that the file continues: its branch runs on into what was added
+            runtime().registry.switch(chat_id, message_id)
+        except CommandError:
+            pass  # a reply is being written there: the new messages wait as another version
     events = runtime().app_events
-    if any(c.folder for c in chats):
+    if outcome.created and any(c.folder for c in chats):
         events.folders_changed()
-    for chat_id in ids:
+    for chat_id in outcome.created + outcome.updated:
         events.chat_changed(chat_id)
-    return {"chat_ids": ids}, 201
+    return {"chat_ids": outcome.created, "already": outcome.already, "updated": outcome.updated}, 201

@@ -1,21 +1,26 @@
-"""Numi's export format (version 1), its Markdown rendering and the bulk zip.
+"""Numi's export format (version 2), its Markdown rendering and the bulk zip.
 
 The JSON (docs/PROTOCOL.md, "Export and import"):
 
-    {"format": "numi-export", "version": 1, "exported_at": iso, "app_version": str,
+    {"format": "numi-export", "version": 2, "exported_at": iso, "app_version": str,
      "chats": [{"id", "title", "model_id", "folder", "system_prompt", "params", "pinned",
-                "archived", "created_at", "updated_at",
-                "messages": [{"role", "content", "reasoning", "reasoning_details", "tool_calls",
-                              "tool_call_id", "tool_error", "citation_sources", "status",
+                "archived", "created_at", "updated_at", "active_leaf_id",
+                "messages": [{"id", "parent_id", "role", "content", "reasoning", "reasoning_details",
+                              "tool_calls", "tool_call_id", "tool_error", "citation_sources", "status",
                               "model_id", "usage", "error", "created_at",
                               "attachments": [{"name", "mime", "size", "sha256", "created_at",
                                                "data"?}]}]}]}
 
+Every version of every message is there: `parent_id` links them into the chat's tree and
+`active_leaf_id` ends the branch the person saw. Ids are the exporting database's own
+message ids, so a later export of the same chat names the same message the same way (an
+import uses that to add only what is new). Version 1 had neither ids nor links: one branch.
+
 Bytes travel either inline (`data`, base64: a single chat's JSON is complete on
 its own) or beside the JSON in the zip as `files/<sha256>` (no `data`). No
 provider, key, catalog or setting is ever part of an export: only chats.
-Soft-deleted messages (replaced by an edit or regenerate) are left out, and so
-are request ids (they only de-duplicate sends within this database).
+Queued messages discarded before they were sent are left out, and so are request
+ids (they only de-duplicate sends within this database).
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ from backend.store.models import Chat, Folder, Message, ModelEntry
 from backend.store.serialize import _tool_call, attachment_ids, files_by_id, iso
 
 FORMAT = "numi-export"
-VERSION = 1
+VERSION = 2
 ZIP_JSON = "numi-export.json"
 
 
@@ -40,6 +45,7 @@ def chat_export(chat: Chat, inline_bytes=None) -> dict:
     """One chat in the export shape; `inline_bytes(sha256) -> bytes|None` fills `data`."""
     rows = list(Message.select().where((Message.chat == chat.id) & Message.deleted_at.is_null())
                 .order_by(Message.id))
+    parents, leaf = _links(rows, chat.active_leaf_id)
     files = files_by_id(i for m in rows for i in attachment_ids(m))
     folder = Folder.get_or_none(Folder.id == chat.folder_id) if chat.folder_id else None
     return {
@@ -53,12 +59,28 @@ def chat_export(chat: Chat, inline_bytes=None) -> dict:
         "archived": bool(chat.archived),
         "created_at": iso(chat.created_at),
         "updated_at": iso(chat.updated_at),
-        "messages": [_message(m, files, inline_bytes) for m in rows],
+        "active_leaf_id": leaf,
+        "messages": [_message(m, parents[m.id], files, inline_bytes) for m in rows],
     }
 
 
-def _message(m: Message, files: dict, inline_bytes) -> dict:
+def _links(rows: list[Message], leaf: int | None) -> tuple[dict[int, int | None], int | None]:
+    """Each message's parent and the branch's last message, as the export gives them. A message
+    still waiting in the queue has no place in the tree yet: it follows the active branch,
+    where it would be sent (and where a restart puts it)."""
+    parents = {}
+    for m in rows:
+        if m.status == "queued":
+            parents[m.id], leaf = leaf, m.id
+        else:
+            parents[m.id] = m.parent_id
+    return parents, leaf
+
+
+def _message(m: Message, parent_id: int | None, files: dict, inline_bytes) -> dict:
     return {
+        "id": m.id,
+        "parent_id": parent_id,
         "role": m.role,
         "content": m.content or "",
         "reasoning": m.reasoning_content or "",
@@ -128,7 +150,12 @@ def to_markdown(chat: dict, labels: dict[str, str] | None = None) -> str:
     out += ["_" + ", ".join(meta) + " — exported from Numi._", ""]
     if chat.get("system_prompt"):
         out += ["> **System prompt**", ">"] + [f"> {line}" for line in chat["system_prompt"].splitlines()] + [""]
-    for m in chat["messages"]:
+    shown = active_branch(chat)
+    if len(shown) < len(chat["messages"]):
+        n = len(chat["messages"]) - len(shown)
+        out += [f"_The branch shown last; {n} message{'' if n == 1 else 's'} of other versions "
+                f"{'is' if n == 1 else 'are'} in the JSON export._", ""]
+    for m in shown:
         who = ROLE_NAMES.get(m["role"], m["role"])
         if m["role"] == "assistant" and m.get("model_id"):
             who = _model_name(m["model_id"], labels)
@@ -151,6 +178,16 @@ def to_markdown(chat: dict, labels: dict[str, str] | None = None) -> str:
         if m.get("error"):
             out += [f"> **Error:** {m['error'].get('message', '')}", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def active_branch(chat: dict) -> list[dict]:
+    """The exported chat's messages from the root to `active_leaf_id`."""
+    by_id = {m["id"]: m for m in chat["messages"]}
+    out, at = [], chat.get("active_leaf_id")
+    while at in by_id:  # an export's own links: they end at a root
+        out.append(by_id[at])
+        at = by_id[at]["parent_id"]
+    return out[::-1]
 
 
 # -- names and the bulk zip --------------------------------------------------------

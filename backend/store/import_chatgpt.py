@@ -9,21 +9,28 @@ most MAX_NODES nodes. Any problem refuses the whole file with 422: the
 sentence names the conversation (its number, title and id) and the field.
 Walking the checked tree is then linear and always ends.
 
-What is kept of a conversation (docs/PROTOCOL.md, "Export and import"): the
-branch ChatGPT showed last (`current_node` up through the parents, else the
-last child from the root down); `user` and `assistant` text the person saw.
+What is kept of a conversation (docs/PROTOCOL.md, "Export and import"): every
+branch of the tree, the one ChatGPT showed last (`current_node` up through the
+parents, else the last child from the root down) active; `user` and `assistant`
+text the person saw.
 Left out: system and tool nodes (browsing, code runs, memory), hidden nodes,
 assistant messages addressed to a tool, parts that are not text (images are
 pointers to files the export does not reliably carry). "thoughts" nodes (o-series
 reasoning summaries) become the reasoning of the assistant message after them.
+A message left out passes its place on: the messages under it hang from the
+nearest message kept above it. Each message keeps its node id as its source id,
+and the conversation its id, so importing the same file again adds only what is new.
 """
 from __future__ import annotations
 
 import math
 
+import hashlib
+
 from backend.store.import_read import MAX_TEXT, MAX_TIME, ImportRefused, ParsedChat, is_clean_text
 
 MAX_NODES = 100_000  # per conversation: far above any real one, and the bound on a branch's depth
+MAX_ID = 100  # characters of a node or conversation id kept as it is; a longer one is kept as its hash
 _TEXT_TYPES = ("text", "multimodal_text")
 _NAME_CHARS = 60
 
@@ -172,17 +179,33 @@ def _check_reachable(mapping: dict) -> None:
         raise _Refuse(f"{_key(stray)}.parent", "leads round in a loop that never reaches the root.")
 
 
-def _branch(mapping: dict, current: str | None) -> list[tuple[str, dict]]:
-    """(id, node) from the root to `current`, else to the last child from the first root down."""
+def _current(mapping: dict, current: str | None) -> str | None:
+    """The node ChatGPT showed last: `current`, else the last child from the first root down."""
     if current is None:
         current = next((k for k, n in mapping.items() if n.get("parent") is None), None)
         while current is not None and mapping[current].get("children"):
             current = mapping[current]["children"][-1]
-    path = []
-    while current is not None:  # the tree was checked: parents end at a root
-        path.append((current, mapping[current]))
-        current = mapping[current].get("parent")
-    return path[::-1]
+    return current
+
+
+def _take(thoughts) -> str:
+    """The thoughts above an assistant message that no other message took yet, oldest first.
+    Each thought goes to one message only (the first below it), so a thoughts node with many
+    branches under it costs no more than one: what is taken is always a chain's upper part,
+    and the walk up stops there."""
+    parts = []
+    while thoughts is not None and not thoughts[2]:
+        parts.append(thoughts[0])
+        thoughts[2] = True
+        thoughts = thoughts[1]
+    return "\n\n".join(text for texts in reversed(parts) for text in texts)
+
+
+def _source(node_id: str) -> str:
+    """How an id is stored: as it is, or hashed when it is longer than any real one."""
+    if len(node_id) <= MAX_ID:
+        return node_id
+    return "sha256:" + hashlib.sha256(node_id.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # -- messages ------------------------------------------------------------------------
@@ -193,32 +216,45 @@ def _conversation(conv) -> ParsedChat:
     title = _text(conv, "title", "") or ""
     created = _time(conv, "create_time", "") or 0.0
     updated = _time(conv, "update_time", "")
-    _text(conv, "id", "")
-    _text(conv, "conversation_id", "")
+    conversation_id, conv_id = _text(conv, "conversation_id", ""), _text(conv, "id", "")
+    ident = conversation_id or conv_id
     mapping, current = _tree(conv)
-    # Every node's message is checked, not only the branch kept: a file is refused or
-    # imported whole, whichever branch its bad field sits on.
+    # Every node's message is checked, whichever branch it sits on: a file is refused or
+    # imported whole.
     parsed = {node_id: _message(node, _key(node_id)) for node_id, node in mapping.items()}
-    messages, thoughts = [], []
-    for node_id, _node in _branch(mapping, current):
+    messages, kept_as = [], {}  # kept_as: node id -> the source id of the message it passes on
+    # Depth first, children in their order, so versions keep ChatGPT's order. A stack, not
+    # recursion: a branch may be 100 000 nodes deep. Each entry: (node, kept above, thoughts),
+    # thoughts a chain of [texts, the chain above, taken] shared by the branches below it.
+    roots = [k for k, n in mapping.items() if n.get("parent") is None]
+    todo = [(k, None, None) for k in reversed(roots)]
+    while todo:
+        node_id, above, thoughts = todo.pop()
         msg = parsed[node_id]
-        if msg is None:
-            continue
-        if msg["thoughts"] is not None:
-            thoughts += msg["thoughts"]
-            continue
-        messages.append({
-            "role": msg["role"], "content": msg["text"][:MAX_TEXT],
-            "reasoning_content": "\n\n".join(thoughts) if msg["role"] == "assistant" else "",
-            "reasoning_details": None, "tool_calls": None, "tool_call_id": None, "tool_error": False,
-            "citation_sources": None, "status": "complete", "model_id": None, "usage": None, "error": None,
-            "created_at": msg["created_at"] if msg["created_at"] is not None else created, "attachments": [],
-        })
-        if msg["role"] == "assistant":
-            thoughts = []
+        if msg is not None and msg["thoughts"] is not None:
+            thoughts = [msg["thoughts"], thoughts, False]
+        elif msg is not None:
+            source = _source(node_id)
+            messages.append({
+                "role": msg["role"], "content": msg["text"][:MAX_TEXT],
+                "reasoning_content": _take(thoughts) if msg["role"] == "assistant" else "",
+                "reasoning_details": None, "tool_calls": None, "tool_call_id": None, "tool_error": False,
+                "citation_sources": None, "status": "complete", "model_id": None, "usage": None, "error": None,
+                "created_at": msg["created_at"] if msg["created_at"] is not None else created, "attachments": [],
+                "source_id": source, "source_parent": above,
+            })
+            above = source
+            if msg["role"] == "assistant":
+                thoughts = None
+        kept_as[node_id] = above
+        todo.extend((child, above, thoughts) for child in reversed(mapping[node_id].get("children") or ()))
+    leaf = kept_as.get(_current(mapping, current))
+    if leaf is None and messages:  # nothing kept on the branch shown last: the last one kept
+        leaf = messages[-1]["source_id"]
     return ParsedChat(title=title[:300] or "Imported from ChatGPT", model_id=None, folder=None, system_prompt="",
                       params={}, pinned=False, archived=False, created_at=created,
-                      updated_at=updated if updated is not None else created, messages=messages)
+                      updated_at=updated if updated is not None else created, messages=messages,
+                      active=leaf, source_id=f"chatgpt:{_source(ident)}" if ident else None)
 
 
 def _message(node: dict, path: str) -> dict | None:

@@ -1,6 +1,8 @@
 """Reading an import safely: the file's container (JSON or zip) and Numi's own format.
 
 ChatGPT's format is read by backend/store/import_chatgpt.py, with the types here.
+Numi's version 2 links each chat's messages into a tree (`id`, `parent_id`,
+`active_leaf_id`), checked to hold together; version 1 is one branch in order.
 
 Nothing here writes anything. Every problem raises ImportRefused with a
 sentence for the person; the caller turns it into a 4xx and changes nothing.
@@ -74,6 +76,11 @@ class Attachment:
 
 @dataclass
 class ParsedChat:
+    """A chat as read from a file. Each message dict holds Message columns, "attachments",
+    "source_id" (its id in the file, unique in the chat) and "source_parent" (its parent's
+    source id, or None for a root); `active` is the source id of the active branch's last
+    message; `source_id` names the chat in the place it came from (None: it cannot be told
+    apart from another, so it is always imported anew)."""
     title: str
     model_id: str | None
     folder: str | None
@@ -83,7 +90,9 @@ class ParsedChat:
     archived: bool
     created_at: float
     updated_at: float
-    messages: list[dict] = field(default_factory=list)  # Message columns, plus "attachments"
+    messages: list[dict] = field(default_factory=list)
+    active: str | None = None
+    source_id: str | None = None
 
 
 # -- the container -------------------------------------------------------------------
@@ -278,7 +287,7 @@ def parse_numi(doc: dict) -> list[ParsedChat]:
     if not isinstance(chats, list):
         raise ImportRefused('The export has no "chats" list; it may be damaged.')
     c = _Check()
-    out = [_numi_chat(c, chat, f"chats[{i}]") for i, chat in enumerate(chats)]
+    out = [_numi_chat(c, chat, f"chats[{i}]", version) for i, chat in enumerate(chats)]
     if c.errors:
         where, problem = next(iter(c.errors.items()))
         n = len(c.errors)
@@ -298,7 +307,7 @@ def _chat_name(chats: list, where: str) -> str:
     return f"chat {i + 1}"
 
 
-def _numi_chat(c: _Check, chat, where: str):
+def _numi_chat(c: _Check, chat, where: str, version: int):
     if not isinstance(chat, dict):
         return c.fail(where, "Must be an object.")
     messages = chat.get("messages")
@@ -306,6 +315,7 @@ def _numi_chat(c: _Check, chat, where: str):
         c.fail(f"{where}.messages", "Must be a list.")
         messages = []
     created = c.time(chat, "created_at", where)
+    source = c.text(chat, "id", where, nullable=True, max_len=200, default=None)
     parsed = ParsedChat(
         title=(c.text(chat, "title", where, max_len=10_000) or "")[:300],
         model_id=c.text(chat, "model_id", where, nullable=True, max_len=200, default=None),
@@ -316,7 +326,72 @@ def _numi_chat(c: _Check, chat, where: str):
         created_at=created, updated_at=c.time(chat, "updated_at", where, default=created),
         messages=[_numi_message(c, m, f"{where}.messages[{j}]") for j, m in enumerate(messages)],
     )
+    if version == 1:
+        # No ids or links: the messages, in order, are one branch; a message is known by its place.
+        parsed.source_id = f"numi-v1:{source}" if source else None
+        for j, m in enumerate(parsed.messages):
+            if m is not None:
+                m["source_id"], m["source_parent"] = str(j), str(j - 1) if j else None
+        parsed.active = str(len(messages) - 1) if messages else None
+    else:
+        parsed.source_id = f"numi:{source}" if source else None
+        _numi_tree(c, chat, messages, parsed, where)
     return parsed
+
+
+def _numi_tree(c: _Check, chat: dict, messages: list, parsed: ParsedChat, where: str) -> None:
+    """Version 2's links: each message's `id` (a whole number, unique in the chat) and
+    `parent_id` (null or another message's id), with no loop; `active_leaf_id` null or an id."""
+    ids: dict[int, int] = {}  # id -> index
+    for j, m in enumerate(messages):
+        value = m.get("id") if isinstance(m, dict) else None
+        if not _is_id(value) or value in ids:
+            c.fail(f"{where}.messages[{j}].id", "Must be a whole number from 0 to 2⁶³−1, unique in its chat.")
+        else:
+            ids[value] = j
+    parent_of: dict[int, int | None] = {}
+    for j, m in enumerate(messages):
+        if not isinstance(m, dict) or not _is_id(m.get("id")) or ids.get(m["id"]) != j:
+            continue
+        parent = m.get("parent_id")
+        if parent is not None and (not _is_id(parent) or parent not in ids or parent == m["id"]):
+            c.fail(f"{where}.messages[{j}].parent_id", "Must be null or the id of another message of this chat.")
+            continue
+        parent_of[m["id"]] = parent
+    loop = _on_a_loop(parent_of)
+    if loop is not None:
+        c.fail(f"{where}.messages[{ids[loop]}].parent_id",
+               "Leads round in a loop of parent_id links that never reaches a first message.")
+    leaf = chat.get("active_leaf_id")
+    if leaf is not None and (not _is_id(leaf) or leaf not in parent_of):
+        c.fail(f"{where}.active_leaf_id", "Must be null or the id of one of this chat's messages.")
+    if c.errors:
+        return
+    for m, raw in zip(parsed.messages, messages):
+        m["source_id"] = str(raw["id"])
+        m["source_parent"] = None if raw.get("parent_id") is None else str(raw["parent_id"])
+    if leaf is None and messages:  # a hand-made file: the branch ending at its last message
+        leaf = messages[-1]["id"]
+    parsed.active = None if leaf is None else str(leaf)
+
+
+def _is_id(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 63
+
+
+def _on_a_loop(parent_of: dict):
+    """A message whose parent links loop (never reach a root), else None; linear in the links."""
+    done: set = set()
+    for start in parent_of:
+        trail, seen, at = [], set(), start
+        while at is not None and at not in done:
+            if at in seen:
+                return at
+            seen.add(at)
+            trail.append(at)
+            at = parent_of.get(at)
+        done.update(trail)
+    return None
 
 
 def _or(value, default):

@@ -1,6 +1,10 @@
 """Writing a checked import: all of it or nothing for the person, without blocking anyone's saving.
 
 Order:
+0. Each chat of the file is matched to one imported before from the same source
+   (`chat.source_id`, and each message's `source_id`): only its messages that are
+   not here yet are written, under their parents; a chat with nothing new is
+   left alone. The rest become new chats.
 1. Every attachment's bytes are staged in files/.tmp and checked against their
    sha256 and size; the file rows to reuse and the models that exist are read.
 2. The blobs move to their addresses.
@@ -8,9 +12,12 @@ Order:
    temporary as well, so no chat list, trash, search, folder count or export
    shows them — in short transactions with pauses between them
    (backend/store/paced.py): replies keep committing their text and new chats
-   are made while a large import runs.
+   are made while a large import runs. Every row is written whole, linked into
+   its tree (its id was set aside when the import was planned). Messages for a
+   chat already here are written to a hidden chat of their own.
 4. One small transaction shows them: folders made where missing, the new file
-   rows, and each chat's `import_id`, deleted and temporary marks cleared.
+   rows, each chat's `import_id`, deleted and temporary marks cleared, and new
+   messages for a chat already here moved into it.
 If anything fails, the hidden chats are removed (in short transactions too),
 the blobs this import placed are removed and the staged ones discarded. A
 process that dies mid-import leaves hidden chats that the next start removes
@@ -20,12 +27,15 @@ from __future__ import annotations
 
 import logging
 import secrets
+import threading
+from dataclasses import dataclass
 
 from peewee import IntegrityError, __exception_wrapper__
 
-from backend.store import history, housekeeping, paced
+from backend.store import housekeeping, import_plan, paced
 from backend.store.db import db, now
 from backend.store.files import FileStore, sniff
+from backend.store.import_plan import Plan
 from backend.store.import_read import ImportRefused, ParsedChat
 from backend.store.models import Chat, File, Folder, Message, ModelEntry, new_id
 
@@ -36,34 +46,33 @@ _CHUNK = 500  # ids per IN (…): under the 999 variables older SQLite builds al
 _FILE_ROWS = 100  # file rows per INSERT, 6 variables each: under 999 too
 
 
-def _stage(store: FileStore, chats: list[ParsedChat], zip_source, limit: int, staged: dict) -> None:
+def _stage(store: FileStore, messages: list[dict], zip_source, limit: int, staged: dict) -> None:
     """Fill `staged`: sha256 -> (BlobWriter, or None when the blob is here already; mime).
     It is the caller's, so what was staged before a failure is still discarded."""
-    for chat in chats:
-        for m in chat.messages:
-            for a in m["attachments"]:
-                if a.sha256 in staged:
-                    continue
-                entry = f"files/{a.sha256}"
-                if a.data is not None:
-                    chunks = (a.data,)
-                elif zip_source is not None and entry in zip_source.entries:
-                    chunks = zip_source.chunks(entry)
-                elif store.path(a.sha256).is_file():
-                    staged[a.sha256] = (None, _local_mime(store, a))
-                    continue
-                else:
-                    raise ImportRefused(f"The bytes of the attachment {a.name!r} are not in the export "
-                                        f"(no data and no files/{a.sha256[:12]}…). Nothing was imported.")
-                blob = store.writer(max(limit, a.size))
-                staged[a.sha256] = (blob, None)
-                for chunk in chunks:
-                    blob.write(chunk)
-                if blob.sha256 != a.sha256 or blob.size != a.size:
-                    raise ImportRefused(f"The bytes of the attachment {a.name!r} do not match its sha256 or "
-                                        f"size: the export is damaged or was changed. Nothing was imported.")
-                blob.file.flush()
-                staged[a.sha256] = (blob, sniff(bytes(blob.head), a.name, complete=blob.size <= len(blob.head)))
+    for m in messages:
+        for a in m["attachments"]:
+            if a.sha256 in staged:
+                continue
+            entry = f"files/{a.sha256}"
+            if a.data is not None:
+                chunks = (a.data,)
+            elif zip_source is not None and entry in zip_source.entries:
+                chunks = zip_source.chunks(entry)
+            elif store.path(a.sha256).is_file():
+                staged[a.sha256] = (None, _local_mime(store, a))
+                continue
+            else:
+                raise ImportRefused(f"The bytes of the attachment {a.name!r} are not in the export "
+                                    f"(no data and no files/{a.sha256[:12]}…). Nothing was imported.")
+            blob = store.writer(max(limit, a.size))
+            staged[a.sha256] = (blob, None)
+            for chunk in chunks:
+                blob.write(chunk)
+            if blob.sha256 != a.sha256 or blob.size != a.size:
+                raise ImportRefused(f"The bytes of the attachment {a.name!r} do not match its sha256 or "
+                                    f"size: the export is damaged or was changed. Nothing was imported.")
+            blob.file.flush()
+            staged[a.sha256] = (blob, sniff(bytes(blob.head), a.name, complete=blob.size <= len(blob.head)))
 
 
 def _local_mime(store: FileStore, a) -> str:
@@ -95,20 +104,37 @@ class _Files:
         return self.ids[key]
 
 
-def write_import(store: FileStore, chats: list[ParsedChat], zip_source=None, limit: int = 0) -> list[str]:
-    """Create the chats (new ids); returns their ids in the export's order."""
+# One import at a time: two at once could each find a chat missing and both make it.
+_ONE_AT_A_TIME = threading.Lock()
+
+
+@dataclass
+class Outcome:
+    created: list[str]  # the new chats, in the file's order
+    already: int  # chats of the file that were here already (or earlier in the same file)
+    updated: list[str]  # chats already here that gained messages
+    switch: dict[str, int]  # chat id -> the message its active branch now runs on to
+
+
+def write_import(store: FileStore, chats: list[ParsedChat], zip_source=None, limit: int = 0) -> Outcome:
+    """Create the new chats (new ids) and add the new messages of chats imported before."""
     if not chats:
         raise ImportRefused("The file holds no chats to import.")
+    with _ONE_AT_A_TIME:
+        plans, already = import_plan.plan(chats)
+        return _write(store, plans, already, zip_source, limit)
+
+
+def _write(store: FileStore, plans: list[Plan], already: int, zip_source, limit: int) -> Outcome:
     staged, placed = {}, []
     import_id = secrets.token_hex(8)
-    ids = [new_id("c") for _ in chats]
     written = False
+    messages = [m for p in plans for m in p.new]
     try:
-        _stage(store, chats, zip_source, limit, staged)
+        _stage(store, messages, zip_source, limit, staged)
         files = _Files(staged)
-        for chat in chats:
-            for m in chat.messages:
-                m["file_ids"] = [files.id_for(a) for a in m["attachments"]]
+        for m in messages:
+            m["file_ids"] = [files.id_for(a) for a in m["attachments"]]
         known = {m.id for m in ModelEntry.select(ModelEntry.id)}  # the catalog: a few hundred at most
         for sha, (blob, _mime) in staged.items():
             if blob is not None and not store.path(sha).is_file():
@@ -117,13 +143,14 @@ def write_import(store: FileStore, chats: list[ParsedChat], zip_source=None, lim
         written = True
         made = []
         try:
-            paced.run(_write_hidden(chats, ids, import_id, known, made))
+            paced.run(_write_hidden(plans, import_id, known, made))
         except IntegrityError:
             if Chat.select().where(Chat.import_id == import_id).count() < len(made):
                 raise _removed_meanwhile() from None
             raise
-        _show(chats, ids, import_id, files.new_rows)
-        return ids
+        switch = _show(plans, import_id, files.new_rows)
+        return Outcome(created=[p.write_id for p in plans if p.target is None], already=already,
+                       updated=[p.target for p in plans if p.target and p.new], switch=switch)
     except BaseException:
         if written:
             _remove_hidden(import_id)
@@ -155,60 +182,111 @@ def _remove_placed(store: FileStore, placed: list[str]) -> None:
         log.exception("removing the files of a failed import failed")
 
 
-def _write_hidden(chats: list[ParsedChat], ids: list[str], import_id: str, known_models: set, made: list):
-    """The chats and their messages as hidden rows, each chat's id added to `made`; yields
-    after each small write (paced.run)."""
+def _write_hidden(plans: list[Plan], import_id: str, known_models: set, made: list):
+    """The new chats and the new messages as hidden rows, each hidden chat's id added to
+    `made`; yields after each small write (paced.run)."""
     hidden_at = now()
-    for chat, chat_id in zip(chats, ids):
+    for p in plans:
+        if not p.write_id:
+            continue
+        chat = p.chat
         created = chat.created_at or now()
-        Chat.insert(id=chat_id, title=chat.title, model_id=chat.model_id if chat.model_id in known_models else None,
-                    system_prompt=chat.system_prompt, params=chat.params, pinned=chat.pinned,
-                    archived=chat.archived, created_at=created, updated_at=chat.updated_at or created,
-                    import_id=import_id, deleted_at=hidden_at, temporary=True).execute()
-        made.append(chat_id)
+        if p.target is None:
+            Chat.insert(id=p.write_id, title=chat.title, source_id=chat.source_id,
+                        model_id=chat.model_id if chat.model_id in known_models else None,
+                        system_prompt=chat.system_prompt, params=chat.params, pinned=chat.pinned,
+                        archived=chat.archived, created_at=created, updated_at=chat.updated_at or created,
+                        import_id=import_id, deleted_at=hidden_at, temporary=True).execute()
+        else:
+            Chat.insert(id=p.write_id, created_at=hidden_at, updated_at=hidden_at,
+                        import_id=import_id, deleted_at=hidden_at, temporary=True).execute()
+        made.append(p.write_id)
         yield
-        for i in range(0, len(chat.messages), _ROWS):
-            rows = [_message_row(m, chat_id, created) for m in chat.messages[i:i + _ROWS]]
+        for i in range(0, len(p.new), _ROWS):
+            rows = [_message_row(m, p, created) for m in p.new[i:i + _ROWS]]
             with __exception_wrapper__:  # sqlite3's errors as peewee's, like every other query
                 db.cursor().executemany(_INSERT_MESSAGE, rows)
             yield
-        history.link_in_order(chat_id)  # the messages, in their order, are the chat's one branch
-        yield
+        if p.target is None:
+            Chat.update(active_leaf_id=p.row_id(chat.active)).where(Chat.id == p.write_id).execute()
 
 
 # One prepared INSERT run over many rows: building a peewee query per row took most of an
 # import's time. The columns and their conversions come from the model.
-_MESSAGE_FIELDS = [Message.chat, Message.role, Message.content, Message.content_parts, Message.reasoning_content,
+_MESSAGE_FIELDS = [Message.id, Message.chat, Message.parent_id, Message.depth, Message.active_child_id,
+                   Message.line_id, Message.line_exit, Message.role, Message.content, Message.content_parts,
+                   Message.reasoning_content,
                    Message.reasoning_details, Message.tool_calls, Message.tool_call_id, Message.tool_error,
                    Message.citation_sources, Message.status, Message.model_id, Message.usage, Message.error,
-                   Message.created_at]
+                   Message.created_at, Message.source_id]
 _INSERT_MESSAGE = (f"INSERT INTO message ({', '.join(f.column_name for f in _MESSAGE_FIELDS)}) "
                    f"VALUES ({', '.join('?' for _ in _MESSAGE_FIELDS)})")
 
 
-def _message_row(m: dict, chat_id: str, chat_created: float) -> tuple:
-    values = {**m, "chat": chat_id, "created_at": m["created_at"] or chat_created,
+def _message_row(m: dict, p: Plan, chat_created: float) -> tuple:
+    source = m["source_id"]
+    link = p.links[source]
+    values = {**m, "id": p.ids[source], "chat": p.write_id, "parent_id": link.parent, "depth": link.depth,
+              "active_child_id": link.child, "line_id": link.line, "line_exit": link.exit,
+              "created_at": m["created_at"] or chat_created,
               "content_parts": {"attachments": m["file_ids"]} if m["file_ids"] else None}
     return tuple(f.db_value(values[f.name]) for f in _MESSAGE_FIELDS)
 
 
-def _show(chats: list[ParsedChat], ids: list[str], import_id: str, file_rows: list[dict]) -> None:
-    """The one short transaction that makes the import appear whole."""
+def _show(plans: list[Plan], import_id: str, file_rows: list[dict]) -> dict[str, int]:
+    """The one short transaction that makes the import appear whole; the chats whose active
+    branch should now run on into new messages (see _extends)."""
     by_folder: dict[str, list[str]] = {}
-    for chat, chat_id in zip(chats, ids):
-        if chat.folder:
-            by_folder.setdefault(chat.folder, []).append(chat_id)
+    for p in plans:
+        if p.target is None and p.chat.folder:
+            by_folder.setdefault(p.chat.folder, []).append(p.write_id)
+    hidden = [p.write_id for p in plans if p.write_id]
+    switch = {}
     with db.atomic():
+        if Chat.select().where(Chat.import_id == import_id).count() != len(hidden):
+            raise _removed_meanwhile()
         for i in range(0, len(file_rows), _FILE_ROWS):
             File.insert_many(file_rows[i:i + _FILE_ROWS]).execute()
         for name, chat_ids in by_folder.items():
             folder_id = _folder_id(name)
             for i in range(0, len(chat_ids), _CHUNK):
                 Chat.update(folder=folder_id).where(Chat.id.in_(chat_ids[i:i + _CHUNK])).execute()
-        shown = (Chat.update(import_id=None, deleted_at=None, temporary=False)
-                 .where(Chat.import_id == import_id).execute())
-        if shown != len(ids):
-            raise _removed_meanwhile()
+        for p in plans:
+            if p.target is not None and p.new:
+                leaf = _add_to(p)
+                if leaf is not None:
+                    switch[p.target] = leaf
+        Chat.update(import_id=None, deleted_at=None, temporary=False).where(Chat.import_id == import_id).execute()
+    return switch
+
+
+def _add_to(p: Plan) -> int | None:
+    """Move the new messages into the chat they belong to; the message its active branch
+    should run on to, if any."""
+    row = Chat.get_or_none(Chat.id == p.target)
+    if row is None:  # purged while the import ran
+        raise _removed_meanwhile()
+    Message.update(chat=p.target).where(Message.chat == p.write_id).execute()
+    for parent, child in p.adopt:  # a leaf gains its first child (in a line of the child's own)
+        Message.update(active_child_id=child, line_exit=True).where((Message.id == parent)
+                                                                    & Message.active_child_id.is_null()).execute()
+    Chat.delete().where(Chat.id == p.write_id).execute()
+    updated = max(row.updated_at, p.chat.updated_at or 0)
+    Chat.update(updated_at=updated).where(Chat.id == p.target).execute()
+    return _extends(p, row.active_leaf_id)
+
+
+def _extends(p: Plan, leaf: int | None) -> int | None:
+    """The file's active leaf, when the chat's active branch leads to it: it ends on a
+    message of the file's active branch (or the chat was empty). A branch the person moved
+    elsewhere, or continued with messages of their own, stays where it is."""
+    target = p.row_id(p.chat.active)
+    if target is None or target == leaf:
+        return None
+    if leaf is None:
+        return target
+    source = Message.select(Message.source_id).where(Message.id == leaf).scalar()
+    return target if source is not None and source in p.active_path() else None
 
 
 def _removed_meanwhile() -> ImportRefused:
