@@ -36,7 +36,7 @@ def test_export_a_chat_as_markdown(page, setup, tmp_path):
 
 def test_import_a_numi_export_from_settings(page, setup, tmp_path):
     doc = {"format": "numi-export", "version": 1, "chats": [{
-        "title": "Imported from elsewhere", "created_at": "2026-01-02T03:04:05.000Z",
+        "id": "c_0123456789abcdef", "title": "Imported from elsewhere", "created_at": "2026-01-02T03:04:05.000Z",
         "updated_at": "2026-01-02T03:05:00.000Z", "messages": [
             {"role": "user", "content": "Hello from the past", "created_at": "2026-01-02T03:04:05.000Z"},
             {"role": "assistant", "content": "Hi!", "status": "complete", "created_at": "2026-01-02T03:04:06.000Z"}]}]}
@@ -45,6 +45,10 @@ def test_import_a_numi_export_from_settings(page, setup, tmp_path):
     import_in_settings(page, setup.server, export)
     expect(page.locator(".data-status")).to_have_text("Imported 1 chat from numi-export.json.")
     expect(page.locator(".chat-list .chat-item", has_text="Imported from elsewhere")).to_be_visible()
+    # The same file again adds nothing, and says so.
+    page.locator("#import-file").set_input_files(str(export))
+    expect(page.locator(".data-status")).to_have_text("1 chat from numi-export.json was already here.")
+    expect(page.locator(".chat-list .chat-item")).to_have_count(1)
     # A file that is not an export: the sentence from the server, nothing added.
     bad = tmp_path / "notes.json"
     bad.write_text('{"hello": 1}')

@@ -18,6 +18,7 @@ import { shellSandboxLine } from "./workspace.js";
 import { McpSection } from "./mcp.js";
 import { SettingsSections } from "./settings-sections.js";
 import { filePicker } from "./file-picker.js";
+import { importSummary } from "../../js/import-summary.js";
 
 export class SettingsView {
   constructor({ close }) {
@@ -86,8 +87,7 @@ export class SettingsView {
           const res = await fetch("/api/import", { method: "POST", body: form, credentials: "same-origin" });
           const body = await res.json().catch(() => null);
           if (!res.ok) throw new Error(body?.error?.message || `The server answered ${res.status}.`);
-          const n = body.chat_ids.length;
-          say(`Imported ${n} chat${n === 1 ? "" : "s"} from ${chosen.name}.`);
+          say(importSummary(body, chosen.name));
         } catch (err) { say(err.message); }
       },
     });
