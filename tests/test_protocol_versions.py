@@ -209,3 +209,24 @@ def test_continue_finishes_a_stopped_reply_on_an_older_branch(setup):
     items = setup.messages(chat)
     assert texts(items) == [("user", "q"), ("assistant", "half of it, and the rest")]
     assert items[1]["versions"] == {"index": 1, "count": 2, "ids": [stopped["id"], items[1]["versions"]["ids"][1]]}
+
+
+def test_bad_branch_requests_get_clear_errors_and_change_nothing(setup):
+    chat, sock, first = two_versions(setup)
+    before = setup.messages(chat)
+    for value in ("abc", "-1", "1.5"):
+        r = setup.api.get(f"/api/chats/{chat}/messages?through={value}")
+        assert r.status == 422 and "through" in r.body["error"]["fields"], (value, r)
+    r = setup.api.get(f"/api/chats/{chat}/messages?through=999999")
+    assert r.status == 404 and r.body["error"]["code"] == "not_found"
+    for body in ({}, {"message_id": first[0]["id"], "limit": 0}, {"message_id": first[0]["id"], "other": 1}):
+        assert setup.api.post(f"/api/chats/{chat}/active", body).status == 422, body
+    for frame in ({"type": "edit", "message_id": first[0]["id"], "content": "x", "request_id": ""},
+                  {"type": "regenerate", "message_id": first[1]["id"], "request_id": "r" * 65},
+                  {"type": "regenerate", "message_id": first[1]["id"], "request_id": 7}):
+        sock.send(**frame)
+        assert sock.until("error")["code"] == "bad_request", frame
+        sock.events.clear()
+    sock.send(type="regenerate", message_id=first[0]["id"])  # a user message is no reply
+    assert sock.until("error")["code"] == "bad_request"
+    assert setup.messages(chat) == before

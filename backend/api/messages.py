@@ -8,7 +8,7 @@ from backend.errors import ApiError, invalid, not_found
 from backend.runtime import runtime
 from backend.store import history
 from backend.store.db import db
-from backend.store.serialize import iso, message_attachments, message_to_dict
+from backend.store.serialize import iso, message_preview, message_to_dict
 from backend.turns.registry import CommandError
 
 bp = Blueprint("messages", __name__)
@@ -74,9 +74,7 @@ def message_tree(chat_id):
     chat = _chat(chat_id)
     items = []
     for row in history.tree(chat):
-        preview = row.content[:PREVIEW_CHARS]
-        if not preview and message_attachments(row):
-            preview = ("Files: " + ", ".join(f["name"] for f in message_attachments(row)))[:PREVIEW_CHARS]
+        preview = message_preview(row, PREVIEW_CHARS)
         items.append({"id": row.id, "parent_id": row.parent_id, "role": row.role, "status": row.status,
                       "model_id": row.model_id, "created_at": iso(row.created_at), "preview": preview})
     return {"items": items, "active_leaf_id": history.active_leaf(chat)}

@@ -319,10 +319,6 @@ def _point_at(chat_id: str, message_id: int, old_leaf: int | None) -> None:
     lines.point_along(target, lines.meeting(target, lines.chain(old_leaf)) if old_leaf is not None else None)
 
 
-def set_active_leaf(chat_id: str, leaf_id: int | None) -> None:
-    Chat.update(active_leaf_id=leaf_id).where(Chat.id == chat_id).execute()
-
-
 def _link(chat_id: str, parent_id: int | None, child_id: int) -> None:
     lines.link_child(parent_id, child_id)
     Chat.update(active_leaf_id=child_id).where(Chat.id == chat_id).execute()

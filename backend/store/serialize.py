@@ -68,6 +68,13 @@ def message_to_dict(msg) -> dict:
     }
 
 
+def message_preview(msg, chars: int = 120) -> str:
+    """A message's first words; one of files alone is previewed by their names, not as nothing."""
+    if msg.content or not attachment_ids(msg):
+        return (msg.content or "")[:chars]
+    return ("Files: " + ", ".join(f["name"] for f in message_attachments(msg)))[:chars]
+
+
 def file_to_dict(row) -> dict:
     return {"id": row.id, "name": row.name, "mime": row.mime, "size": row.size, "sha256": row.sha256,
             "kind": kind_of(row.mime), "created_at": iso(row.created_at)}

@@ -21,7 +21,7 @@ from backend.store import history
 from backend.store.db import db, now
 from backend.store.files import FileStore
 from backend.store.models import Chat, ModelEntry
-from backend.store.serialize import attachment_ids, file_to_dict, files_by_id, message_attachments
+from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
 from backend.turns.hub import ChatHub
 from backend.turns.queue_rules import ChatQueue, Refuse, Start
 from backend.turns.runner import Turn
@@ -33,13 +33,6 @@ log = logging.getLogger(__name__)
 FLUSH_INTERVAL = 0.5  # partial text reaches the disk at least this often (the contract: once a second)
 PREVIEW_CHARS = 120
 TRIM_EVERY = 60  # flush ticks (30 s) between sweeps that drop expired turns' event logs
-
-
-def _preview(row: history.Row) -> str:
-    # A message of files alone is previewed by their names, not as an empty chip.
-    if row.content or not attachment_ids(row):
-        return row.content[:PREVIEW_CHARS]
-    return ("Files: " + ", ".join(f["name"] for f in message_attachments(row)))[:PREVIEW_CHARS]
 
 
 class CommandError(Exception):
@@ -194,7 +187,7 @@ class TurnRegistry:
         with self._lock:
             items = state.rules.items()
         rows = history.by_ids([i for i, _ in items])
-        return [{"message_id": i, "preview": _preview(rows[i]), "steer": steer} for i, steer in items if i in rows]
+        return [{"message_id": i, "preview": message_preview(rows[i], PREVIEW_CHARS), "steer": steer} for i, steer in items if i in rows]
 
     # --- commands ---------------------------------------------------------------------
 
