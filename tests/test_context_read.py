@@ -13,6 +13,8 @@ from backend.store.models import Chat
 from backend.turns import context
 from backend.turns.context import HISTORY_READ, history_rows, left_out, newest_turns, with_attachments
 
+BUDGET = 10_000_000  # tokens: only the message count limits these windows
+
 
 @pytest.fixture
 def store(tmp_path):
@@ -52,8 +54,8 @@ def _agentic_turns(rng: random.Random, n: int) -> list[list[tuple]]:
 
 
 def _whole_history_window(chat_id: str):
-    rows = [r for r in history_rows(chat_id) if context._usable(r)]
-    return fit(with_attachments(rows, None, None))
+    rows = [r for r in history_rows(chat_id) if context.usable(r)]
+    return fit(with_attachments(rows, None, None), BUDGET)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -61,8 +63,9 @@ def test_the_newest_rows_give_the_window_the_whole_history_gives(store, seed):
     rng = random.Random(seed)
     chat_id = f"c_{seed}"
     _write(chat_id, _agentic_turns(rng, rng.randint(20, 400)))
-    rows = newest_turns(chat_id)
-    window = fit(with_attachments(rows, None, None))
+    rows, length = newest_turns(chat_id)
+    assert length == len(history_rows(chat_id))
+    window = fit(with_attachments(rows, None, None), BUDGET)
     whole = _whole_history_window(chat_id)
     assert window.messages == whole.messages
     assert window.messages[0].role == "user"
@@ -76,7 +79,7 @@ def test_a_long_chat_is_read_from_its_newest_rows_only(store):
     chat_id = "c_long"
     _write(chat_id, [[("user", f"q{i}", None, None, "complete"), ("assistant", f"a{i}", None, None, "complete")]
                      for i in range(2000)])
-    rows = newest_turns(chat_id)
+    rows, _ = newest_turns(chat_id)
     assert len(rows) <= HISTORY_READ and rows[0].content.startswith("q")
     assert rows[0].depth == 4000 - len(rows)
 

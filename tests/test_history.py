@@ -2,6 +2,7 @@
 import pytest
 
 from backend.core.history import HistoryTooLarge, fit, repair_tool_pairs
+from backend.core.tokens import message_tokens
 from backend.core.types import Message, ToolCall
 
 
@@ -19,14 +20,15 @@ def tool(call_id, text="r"):
 
 def test_everything_fits_nothing_omitted():
     msgs = [user("a"), assistant("b"), user("c")]
-    window = fit(msgs)
+    window = fit(msgs, 10_000)
     assert list(window.messages) == msgs and window.omitted == 0 and window.notice() == ""
 
 
 def test_older_turns_are_dropped_whole_and_the_model_is_told():
     call = ToolCall("c1", "t", "{}")
     msgs = [user("x" * 50), assistant(calls=[call]), tool("c1", "y" * 50), assistant("z"), user("new")]
-    window = fit(msgs, max_chars=60)
+    # Room for the newest turn, not for the one before it.
+    window = fit(msgs, message_tokens(msgs[-1]) + 5)
     assert [m.content for m in window.messages] == ["new"]
     assert window.omitted == 4 and "left out" in window.notice()
 
@@ -34,14 +36,14 @@ def test_older_turns_are_dropped_whole_and_the_model_is_told():
 def test_message_count_budget_keeps_tool_results_with_their_call():
     call = ToolCall("c1", "t", "{}")
     msgs = [user("a"), assistant("b"), user("c"), assistant(calls=[call]), tool("c1"), assistant("d"), user("e")]
-    window = fit(msgs, max_messages=5)
+    window = fit(msgs, 10_000, max_messages=5)
     roles = [m.role for m in window.messages]
     assert roles == ["user", "assistant", "tool", "assistant", "user"]
 
 
 def test_a_turn_bigger_than_the_budget_fails_clearly():
     with pytest.raises(HistoryTooLarge, match="too long"):
-        fit([user("a"), assistant("b"), user("x" * 1000)], max_chars=500)
+        fit([user("a"), assistant("b"), user("x" * 1000)], 100)
 
 
 def test_unanswered_tool_calls_get_an_error_result_and_orphans_are_dropped():
@@ -52,5 +54,5 @@ def test_unanswered_tool_calls_get_an_error_result_and_orphans_are_dropped():
 
 
 def test_history_never_starts_with_a_reply():
-    window = fit([assistant("orphan"), user("q")])
+    window = fit([assistant("orphan"), user("q")], 10_000)
     assert [m.role for m in window.messages] == ["user"]

@@ -183,6 +183,7 @@ def test_chat_without_a_model_explains_what_to_do(setup):
 
 
 def test_turn_bigger_than_the_history_budget_fails_clearly(setup):
+    assert setup.api.patch("/api/settings", {"compaction": {"auto": False}}).status == 200
     chat = setup.chat(title="t")
     sock = setup.socket(chat)
     for i in range(3):

@@ -386,10 +386,14 @@ def test_a_long_chat_sends_its_newest_turns_and_says_how_many_were_left_out(setu
         for statement, args in link_in_order_sql(chat):
             con.execute(statement, args)
     con.close()
+    # Without compaction the oldest turns are left out, and the turn says so.
+    assert setup.api.patch("/api/settings", {"compaction": {"auto": False}}).status == 200
     setup.fake.enqueue([S.text("ok")])
     sock = setup.socket(chat)
     send(sock, "newest", "r1")
+    trimmed = sock.until("context_trimmed")
     assert sock.until("turn_end")["status"] == "completed"
+    assert trimmed["messages_omitted"] == 603 and trimmed["tokens_after"] < trimmed["tokens_before"]
     body = setup.fake.wait_requests(1)[0].body
     sent = [m for m in body["messages"] if m["role"] != "system"]
     # Whole turns, the newest last, within the 200-message budget.

@@ -8,12 +8,13 @@ from backend.runtime import runtime
 from backend.store.db import db
 from backend.store.models import ModelEntry, Setting
 from backend.tools import sandbox
+from backend.turns import compaction
 from backend.turns.toolset import SHELL_NETWORK
 
 bp = Blueprint("settings", __name__)
 
 # Every setting a client may write, with its value when never set.
-DEFAULTS = {"default_model_id": None, SHELL_NETWORK: False}
+DEFAULTS = {"default_model_id": None, SHELL_NETWORK: False, compaction.SETTING: compaction.DEFAULTS}
 READ_ONLY = ("keyring", "catalog", "shell_sandbox")
 
 
@@ -34,10 +35,14 @@ def forget_models(model_ids) -> None:
     """Called inside the transaction that deletes models, so no setting points at them."""
     if get_setting("default_model_id") in set(model_ids):
         set_setting("default_model_id", None)
+    chosen = compaction.settings()
+    if chosen.model_id in set(model_ids):
+        set_setting(compaction.SETTING, {**vars(chosen), "model_id": None})
 
 
 def settings_dict() -> dict:
     data = {key: get_setting(key) for key in DEFAULTS}
+    data[compaction.SETTING] = vars(compaction.settings())
     if data["default_model_id"] and not ModelEntry.get_or_none(ModelEntry.id == data["default_model_id"]):
         data["default_model_id"] = None  # a model removed behind our back (e.g. by hand in the database)
     # Where keys go; without a keyring, why (`cause`, a clause) and what to do (`fix`).
@@ -72,9 +77,30 @@ def patch_settings():
         if model_id not in (MISSING, None) and not ModelEntry.get_or_none(ModelEntry.id == model_id):
             fields.fail("default_model_id", "No model with this id. Pick one from GET /api/models, or null.")
         network = fields.boolean(SHELL_NETWORK)
+        compacting = _compaction(fields)
         fields.check()
         if model_id is not MISSING:
             set_setting("default_model_id", model_id)
         if network is not MISSING:
             set_setting(SHELL_NETWORK, network)
+        if compacting is not MISSING:
+            set_setting(compaction.SETTING, {**vars(compaction.settings()), **compacting})
     return settings_dict()
+
+
+def _compaction(fields: Fields):
+    """The `compaction` keys sent (merged into the stored ones), or MISSING."""
+    body = fields.raw(compaction.SETTING, False, False)
+    if body is MISSING:
+        return MISSING
+    if not isinstance(body, dict):
+        return fields.fail(compaction.SETTING, 'Must be an object like {"auto": true, "threshold": 0.8}.')
+    inner = Fields(body, allowed=compaction.DEFAULTS, prefix=compaction.SETTING + ".")
+    auto = inner.boolean("auto")
+    threshold = inner.number("threshold", 0.5, 0.95)
+    model_id = inner.text("model_id", max_len=200, nullable=True)
+    if model_id not in (MISSING, None) and not ModelEntry.get_or_none(ModelEntry.id == model_id):
+        inner.fail("model_id", "No model with this id. Pick one from GET /api/models, or null for the chat's own.")
+    fields.errors.update(inner.errors)
+    values = {"auto": auto, "threshold": threshold, "model_id": model_id}
+    return {k: v for k, v in values.items() if v is not MISSING}

@@ -1,4 +1,4 @@
-"""What part of a chat's history goes to the model, within a message and character budget.
+"""What part of a chat's history goes to the model, within a message and token budget.
 
 History is cut between turns only (a turn = a user message and the assistant
 and tool messages after it), so a request never starts with an orphan tool
@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from backend.core.tokens import message_tokens
 from backend.core.types import Message
 
+# Beyond the token budget, a request carries at most this many messages: reading and
+# framing more costs every step of a long chat, and few models follow so many anyway.
 MAX_MESSAGES = 200
-MAX_CHARS = 400_000
 
 
 class HistoryTooLarge(Exception):
@@ -29,11 +31,6 @@ class Window:
             return ""
         return (f"Note: the {self.omitted} oldest messages of this conversation were left out to fit "
                 f"the context window. Do not assume what they said; ask if it matters.")
-
-
-def _size(message: Message) -> int:
-    return (len(message.content) + len(message.reasoning)
-            + sum(len(c.arguments) + len(c.name) for c in message.tool_calls))
 
 
 def _turns(messages: list[Message]) -> list[list[Message]]:
@@ -73,23 +70,25 @@ def _missing_results(pending: dict[str, str]) -> list[Message]:
             for call_id, name in pending.items()]
 
 
-def fit(messages: list[Message], max_messages: int = MAX_MESSAGES, max_chars: int = MAX_CHARS) -> Window:
-    """The newest whole turns that fit both budgets; the newest turn must fit alone."""
+def fit(messages: list[Message], max_tokens: int, max_messages: int = MAX_MESSAGES,
+        cost=message_tokens) -> Window:
+    """The newest whole turns within both budgets; the newest turn must fit alone."""
     messages = repair_tool_pairs([m for m in messages if m.role != "system"])
     turns = _turns(messages)
     kept: list[list[Message]] = []
-    count = chars = 0
+    count = tokens = 0
     for index, turn in enumerate(reversed(turns)):
-        size = sum(_size(m) for m in turn)
-        if index == 0 and (size > max_chars or len(turn) > max_messages):
+        size = sum(cost(m) for m in turn)
+        if index == 0 and (size > max_tokens or len(turn) > max_messages):
             raise HistoryTooLarge(
-                f"This message and its reply are too long for the model's context "
-                f"({size:,} characters; the budget is {max_chars:,}). Shorten the message or start a new chat.")
-        if count + len(turn) > max_messages or chars + size > max_chars:
+                f"This message and its reply are too long for the model's context window "
+                f"(about {size:,} tokens; {max(max_tokens, 0):,} are left for them). "
+                f"Shorten the message, pick a model with a larger window, or start a new chat.")
+        if count + len(turn) > max_messages or tokens + size > max_tokens:
             break
         kept.append(turn)
         count += len(turn)
-        chars += size
+        tokens += size
     window = [m for turn in reversed(kept) for m in turn]
     # A request must begin with a user message; a history that opens with a
     # reply (its user message was deleted) gets that reply dropped.

@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 from backend.core.errors import ProviderError
 from backend.core.types import ModelRequest, StreamEvent, TextDelta
 
-__all__ = ["ModelStream", "StreamControl", "open_stream", "complete_text"]
+__all__ = ["ModelStream", "StreamControl", "open_stream", "complete_text", "wire_request", "count_tokens"]
 
 CONNECT_TIMEOUT = 5.0  # seconds; a local server either answers at once or is not there
 
@@ -170,6 +170,28 @@ def open_stream(request: ModelRequest) -> ModelStream:
         return ModelStream(lambda control: _raise(error))
     adapter = importlib.import_module(f"{__name__}.{name}")
     return ModelStream(lambda control: adapter.stream(request, control))
+
+
+def _adapter(request: ModelRequest):
+    name = _ADAPTERS.get(request.wire_api)
+    if name is None:
+        raise ProviderError(f"Unknown wire API {request.wire_api!r} for {request.provider.name}. "
+                            f"Use chat_completions, responses or anthropic_messages.")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def wire_request(request: ModelRequest) -> tuple[str, dict]:
+    """The URL and JSON body the request is sent as, built by the adapter that sends it."""
+    return _adapter(request).wire_request(request)
+
+
+def count_tokens(request: ModelRequest, timeout: float) -> int | None:
+    """The provider's own count of the request's input tokens; None where it offers none."""
+    adapter = _adapter(request)
+    counter = getattr(adapter, "count_tokens", None)
+    if counter is None or request.provider.kind != "anthropic":
+        return None
+    return counter(request, timeout)
 
 
 def _raise(error: ProviderError) -> Iterator[StreamEvent]:

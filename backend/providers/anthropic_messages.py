@@ -30,7 +30,7 @@ from backend.core.types import (Message, ModelRequest, ProviderConfig, Reasoning
 
 from . import StreamControl
 from .chat_completions import _ErrorMapper, _estimate_tokens, _retry_after, _timeout, sendable_key
-from .relay import as_sent, relay
+from .relay import as_body, as_sent, as_url, relay
 
 WIRE_API = "anthropic_messages"
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -190,6 +190,25 @@ def _base_url(p: ProviderConfig) -> str:
     url = (p.base_url or ANTHROPIC_BASE_URL).rstrip("/")
     # The SDK appends /v1/messages itself; a base URL copied with /v1 would 404.
     return url[:-3] if url.endswith("/v1") else url
+
+
+def wire_request(request: ModelRequest) -> tuple[str, dict]:
+    """The endpoint and JSON body stream() posts for this request."""
+    return as_url(_base_url(request.provider), "/v1/messages"), as_body(build_params(request))
+
+
+def count_tokens(request: ModelRequest, timeout: float) -> int:
+    """The request's input tokens as Anthropic's counting endpoint counts them."""
+    p = request.provider
+    kw = build_params(request)
+    counted = {k: kw[k] for k in ("model", "messages", "system", "tools", "thinking") if k in kw}
+    client = anthropic.Anthropic(base_url=_base_url(p), api_key=sendable_key(p), max_retries=0,
+                                 timeout=min(timeout, p.timeout))
+    try:
+        return int(client.messages.count_tokens(**as_sent(counted, ("messages", "system", "tools"),
+                                                          required=("messages",))).input_tokens)
+    finally:
+        client.close()
 
 
 # --- response -----------------------------------------------------------------

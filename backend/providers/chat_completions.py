@@ -26,7 +26,7 @@ from backend.core.types import (Message, ModelRequest, ProviderConfig, Reasoning
 
 from . import CONNECT_TIMEOUT, StreamControl
 from .key_check import key_problem
-from .relay import as_sent, relay
+from .relay import as_body, as_sent, as_url, relay
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Local servers (Ollama, llama.cpp, LM Studio) ignore the key, but the SDK
@@ -127,6 +127,11 @@ def _base_url(p: ProviderConfig) -> str:
         return OPENAI_BASE_URL
     raise ProviderError(f"{p.name} has no base URL. Set it in Settings → Providers "
                         f"(for example http://127.0.0.1:11434/v1).")
+
+
+def wire_request(request: ModelRequest) -> tuple[str, dict]:
+    """The endpoint and JSON body stream() posts for this request."""
+    return as_url(_base_url(request.provider), "/chat/completions"), as_body(build_params(request))
 
 
 # --- response -----------------------------------------------------------------

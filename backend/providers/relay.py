@@ -10,6 +10,7 @@ surrogates, which no commit or socket can carry.
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit, urlunsplit
 from typing import Any, Callable, ContextManager, Iterator
 
 from backend.core.errors import ProviderError
@@ -37,6 +38,23 @@ def as_sent(kw: dict, fields: tuple[str, ...], required: tuple[str, ...] = ()) -
     if extra:
         out["extra_body"] = extra
     return out
+
+
+def as_body(kw: dict) -> dict:
+    """create() arguments as the JSON body the SDK sends: extra_body merged in, over the rest."""
+    body = {k: v for k, v in kw.items() if k != "extra_body"}
+    body.update(kw.get("extra_body") or {})
+    return body
+
+
+def as_url(base_url: str, path: str) -> str:
+    """The endpoint a base URL and path make, without credentials or a query to show."""
+    parts = urlsplit(base_url.rstrip("/") + path)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def relay(client: Any, open_response: Callable[[], ContextManager], *, asm: Any, errors: Any, control: Any,

@@ -29,7 +29,7 @@ from backend.core.types import (Message, ModelRequest, ReasoningDelta, Reasoning
 from . import StreamControl
 from .chat_completions import (_CONTEXT_PATTERNS, _base_url, _dict, _ErrorMapper,
                                _estimate_tokens, _sse_chunks, _timeout, sendable_key)
-from .relay import as_sent, relay
+from .relay import as_body, as_sent, as_url, relay
 
 WIRE_API = "responses"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -110,6 +110,11 @@ def build_params(request: ModelRequest) -> dict:
     if p.get("max_tokens") is not None:
         kw["max_output_tokens"] = p["max_tokens"]
     return kw
+
+
+def wire_request(request: ModelRequest) -> tuple[str, dict]:
+    """The endpoint and JSON body stream() posts for this request."""
+    return as_url(_base_url(request.provider), "/responses"), as_body(build_params(request))
 
 
 # --- response -----------------------------------------------------------------

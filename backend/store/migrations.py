@@ -280,9 +280,31 @@ def _v12_import_sources(db):
         db.execute_sql(sql)
 
 
+def _v13_compactions(db):
+    """Compaction checkpoints: a summary of a branch's messages up to a boundary message.
+
+    The transcript is never changed; a checkpoint applies whenever the active branch
+    runs through its boundary (backend/store/compactions.py).
+    """
+    for sql in (
+        """CREATE TABLE compaction (
+            id INTEGER PRIMARY KEY,
+            chat_id TEXT NOT NULL REFERENCES chat(id) ON DELETE CASCADE,
+            boundary_id INTEGER NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+            summary TEXT NOT NULL,
+            tokens_before INTEGER NOT NULL,
+            tokens_after INTEGER NOT NULL,
+            model_id TEXT,
+            created_at REAL NOT NULL)""",
+        "CREATE INDEX compaction_chat ON compaction(chat_id, id)",
+        "CREATE INDEX compaction_boundary ON compaction(boundary_id)",
+    ):
+        db.execute_sql(sql)
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
               _v7_workspaces, _v8_mcp_servers, _v9_import_staging, _v10_model_note,
-              _v11_message_tree, _v12_import_sources]
+              _v11_message_tree, _v12_import_sources, _v13_compactions]
 
 
 def schema_version(db) -> int:

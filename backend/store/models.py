@@ -147,9 +147,21 @@ class McpServer(Base):
         table_name = "mcp_server"
 
 
+class Compaction(Base):
+    """A summary of the messages of a branch up to and including its boundary message."""
+    id = AutoField()
+    chat = ForeignKeyField(Chat, column_name="chat_id", on_delete="CASCADE")
+    boundary_id = IntegerField()
+    summary = TextField()
+    tokens_before = IntegerField()
+    tokens_after = IntegerField()
+    model_id = TextField(null=True)
+    created_at = FloatField(default=now)
+
+
 class Setting(Base):
     key = TextField(primary_key=True)
     value = JsonText(column_name="value_json")
 
 
-ALL_MODELS = [Folder, Chat, Message, File, Provider, ModelEntry, McpServer, Setting]
+ALL_MODELS = [Folder, Chat, Message, File, Provider, ModelEntry, McpServer, Compaction, Setting]

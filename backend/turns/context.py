@@ -1,13 +1,17 @@
 """From stored rows to a model request: the chat's model, its provider and its history."""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from backend.core import tokens
 from backend.core.agent import Route
 from backend.core.history import MAX_MESSAGES, Window, fit
 from backend.core.types import Message, ModelRequest, ProviderConfig, ToolCall
-from backend.store import history
+from backend.store import compactions, history
+from backend.store.compactions import Checkpoint
 from backend.store.files import FileStore
 from backend.store.models import Chat, ModelEntry, Provider, Setting
 from backend.store.serialize import attachment_ids, files_by_id
@@ -33,6 +37,10 @@ def row_to_message(row) -> Message:
                    tool_call_id=row.tool_call_id, is_error=bool(row.tool_error), model_id=row.model_id)
 
 
+DEFAULT_WINDOW = 128_000  # a model whose window the catalog does not know
+DEFAULT_RESERVE = 4_096  # tokens kept for the reply when neither the chat nor the model caps it
+NOTICE_ROOM = 60  # tokens kept for the note that tells the model older messages were left out
+
 # fit() keeps at most MAX_MESSAGES messages, so a request reads only the newest rows
 # (with a margin for the rows it skips): a 10 000-message chat then costs what a
 # 225-message one does, instead of building every row it is about to drop.
@@ -44,7 +52,7 @@ HistoryRow = history.RequestRow
 history_rows = history.request_rows
 
 
-def _usable(row: HistoryRow) -> bool:
+def usable(row: HistoryRow) -> bool:
     # A failed reply that never produced text carries nothing the model should see.
     return not (row.role == "assistant" and not row.content and not row.tool_calls)
 
@@ -86,6 +94,12 @@ def provider_config(provider: Provider, keys) -> ProviderConfig:
 def with_attachments(rows: list[HistoryRow], model: ModelEntry, store: FileStore | None) -> list[Message]:
     """The rows as Messages, each user message with its files: images as Images, readable
     files as text before what the person wrote (backend/turns/attachments.py)."""
+    return [m for m, _ in _with_attachments(rows, model, store)]
+
+
+def _with_attachments(rows: list[HistoryRow], model: ModelEntry, store: FileStore | None,
+                      ) -> list[tuple[Message, int]]:
+    """Each row as a Message, with the tokens its attached files add to it."""
     files = files_by_id(i for r in rows if r.role == "user" for i in attachment_ids(r))
     newest_user = max((r.id for r in rows if r.role == "user"), default=None)
     budget = Budget.from_env(model.context_window) if files else None
@@ -93,65 +107,175 @@ def with_attachments(rows: list[HistoryRow], model: ModelEntry, store: FileStore
     for row in rows:
         message = row_to_message(row)
         attached = [files[i] for i in attachment_ids(row) if i in files] if row.role == "user" else []
+        extra = 0
         if attached and store is not None:
-            try:
-                parts = message_parts(attached, store, budget, vision=bool(model.supports_vision),
-                                      model_label=model.label or model.api_model,
-                                      current=row.id == newest_user)
-            except AttachmentError as exc:
-                raise TurnSetupError(exc.code, exc.message) from None
-            content = "\n\n".join(p for p in (parts.context, message.content) if p)
-            message = replace(message, content=content, images=parts.images)
-        out.append(message)
+            message, extra = _attach(message, attached, model, store, budget, current=row.id == newest_user)
+        out.append((message, extra))
     return out
 
 
-def newest_turns(chat_id: str) -> list[HistoryRow]:
-    """The usable rows fit() needs to choose exactly as it would from the whole branch."""
+def _attach(message: Message, attached: list, model: ModelEntry, store: FileStore, budget: Budget,
+            current: bool) -> tuple[Message, int]:
+    try:
+        parts = message_parts(attached, store, budget, vision=bool(model.supports_vision),
+                              model_label=model.label or model.api_model, current=current)
+    except AttachmentError as exc:
+        raise TurnSetupError(exc.code, exc.message) from None
+    content = "\n\n".join(p for p in (parts.context, message.content) if p)
+    extra = tokens.estimate(parts.context) + tokens.IMAGE_TOKENS * len(parts.images)
+    return replace(message, content=content, images=parts.images), extra
+
+
+def newest_turns(chat_id: str, after_depth: int = -1) -> tuple[list[HistoryRow], int]:
+    """The usable rows fit() needs to choose exactly as it would from the whole branch (only
+    those deeper than `after_depth`, the rows a checkpoint does not summarize), and how many
+    messages the branch has."""
     n = HISTORY_READ
     while True:
         read = history_rows(chat_id, newest=n)
-        if len(read) < n:
-            return [r for r in read if _usable(r)]
+        length = read[-1].depth + 1 if read else 0
+        if len(read) < n or read[0].depth <= after_depth:
+            return [r for r in read if r.depth > after_depth and usable(r)], length
         # Start at a turn's first message: a turn cut by the read could otherwise be sent
         # without its user message (or with tool results whose call was not read).
         start = next((i for i, r in enumerate(read) if r.role == "user"), None)
         if start is not None:
-            rows = [r for r in read[start:] if _usable(r)]
+            rows = [r for r in read[start:] if usable(r)]
             if len(rows) > MAX_MESSAGES:  # more whole turns than fit() can keep
-                return rows
+                return rows, length
         n *= 4
 
 
-def left_out(rows: list[HistoryRow], window: Window, continuing: bool = False) -> int:
+def left_out(rows: list[HistoryRow], window: Window, continuing: bool = False, drafted: bool = False) -> int:
     """How many messages of the branch lie above the window's first: its depth.
 
     fit() keeps whole turns, so the window opens with the user message that is as
-    many user messages from the end as the window holds (the continue prompt aside).
+    many user messages from the end as the window holds (the continue prompt and
+    a draft aside).
     """
     users = [r for r in rows if r.role == "user"]
-    kept = sum(m.role == "user" for m in window.messages) - (1 if continuing else 0)
-    return users[-kept].depth if 0 < kept <= len(users) else 0
+    kept = sum(m.role == "user" for m in window.messages) - (1 if continuing else 0) - (1 if drafted else 0)
+    return users[-kept].depth if 0 < kept <= len(users) else (rows[-1].depth + 1 if rows and not kept else 0)
 
 
-def build_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool = False,
-                  files: FileStore | None = None) -> tuple[ModelRequest, Window]:
-    rows = newest_turns(chat.id)
-    messages = with_attachments(rows, model, files)
+@dataclass(frozen=True)
+class Limits:
+    """The model's window and the part of it kept for the reply."""
+    window: int
+    reserve: int
+    known: bool  # False: the catalog has no window for the model and a default is assumed
+
+    @property
+    def input(self) -> int:
+        return self.window - self.reserve
+
+
+def limits_of(model: ModelEntry, params: dict) -> Limits:
+    window = model.context_window or DEFAULT_WINDOW
+    reserve = params.get("max_tokens") or model.max_output_tokens or DEFAULT_RESERVE
+    # A reply cap as large as the window (some local servers report one) would leave
+    # no room for the conversation: at most half the window is kept for the reply.
+    return Limits(window, max(1, min(int(reserve), window // 2)), bool(model.context_window))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The next model request, and what it carries and leaves out."""
+    request: ModelRequest
+    window: Window  # its messages; `omitted` counts those left out beyond the summary
+    checkpoint: Checkpoint | None
+    limits: Limits
+    parts: dict[str, int]  # tokens by part: system, summary, history, attachments, tools
+    included: int  # saved messages of the branch it carries
+    branch_length: int  # saved messages on the branch
+    tokens_before: int  # its tokens had nothing after the summary been left out
+    rows: tuple[HistoryRow, ...]  # the rows after the checkpoint it chose from
+    key: str  # what the request carries besides its messages (exact counts, backend/turns/budget.py)
+
+    @property
+    def used(self) -> int:
+        return sum(self.parts.values())
+
+    @property
+    def trimmed(self) -> int:
+        return self.window.omitted
+
+    @property
+    def omitted(self) -> int:
+        return self.branch_length - self.included
+
+
+_ACTIVE = object()
+
+
+def plan_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool = False,
+                 files: FileStore | None = None, draft: tuple[Message, int] | None = None,
+                 checkpoint=_ACTIVE, max_tokens: int | None = None) -> Plan:
+    """The request the next turn sends: the one builder behind turns, /context and /inspect.
+
+    `draft`: what the person is writing, with the tokens its files add, as the next message.
+    `checkpoint` (default: the one on the active branch) brings its summary and the
+    messages after its boundary; `max_tokens` budgets the request below the window.
+    """
+    if checkpoint is _ACTIVE:
+        checkpoint = compactions.on_branch(chat.id)
+    rows, length = newest_turns(chat.id, checkpoint.boundary_depth if checkpoint else -1)
+    pairs = _with_attachments(rows, model, files)
+    if draft is not None:
+        pairs.append(draft)
     if continuing:
-        messages.append(Message(role="user", content=CONTINUE_PROMPT))
+        pairs.append((Message(role="user", content=CONTINUE_PROMPT), 0))
+    attached = {id(m): n for m, n in pairs}
+    saved = {id(m) for m, _ in pairs[:len(rows)]}
+    params = {k: v for k, v in (chat.params or {}).items() if v is not None}
+    limits = limits_of(model, params)
+    summary = summary_text(checkpoint) if checkpoint else ""
+    fixed = (tokens.system_tokens("\n\n".join(p for p in (chat.system_prompt or "", summary) if p))
+             + tokens.tools_tokens(tools) + tokens.REPLY_PRIMING)
+    budget = min(limits.input, max_tokens or limits.input) - fixed - NOTICE_ROOM
     try:
-        window = fit(messages)
+        window = fit([m for m, _ in pairs], budget)
     except Exception as exc:
         raise TurnSetupError(getattr(exc, "code", "context_too_long"), str(exc)) from exc
-    window = replace(window, omitted=left_out(rows, window, continuing))
-    system = "\n\n".join(p for p in (chat.system_prompt or "", window.notice()) if p)
-    params = {k: v for k, v in (chat.params or {}).items() if v is not None}
+    above = left_out(rows, window, continuing, draft is not None) if rows else 0
+    base = checkpoint.boundary_depth + 1 if checkpoint else 0
+    window = replace(window, omitted=max(0, above - base) if window.omitted else 0)
+    system = "\n\n".join(p for p in (chat.system_prompt or "", summary, window.notice()) if p)
     request = ModelRequest(provider=provider_config(model.provider, keys), wire_api=model.wire_api,
                            model=model.api_model, system=system, messages=window.messages,
                            tools=tuple(tools), params=params, model_id=model.id,
                            max_output_tokens=model.max_output_tokens)
-    return request, window
+    counted = [(tokens.message_tokens(m), attached.get(id(m), 0)) for m in window.messages]
+    attachments = sum(a for _, a in counted)
+    parts = {"system": tokens.system_tokens(system) - tokens.estimate(summary),
+             "summary": tokens.estimate(summary),
+             "history": sum(t for t, _ in counted) - attachments + (tokens.REPLY_PRIMING if counted else 0),
+             "attachments": attachments,
+             "tools": tokens.tools_tokens(tools)}
+    everything = sum(tokens.message_tokens(m) for m, _ in pairs)
+    included = sum(1 for m in window.messages if id(m) in saved)
+    before = parts["system"] + parts["summary"] + parts["tools"] + everything + tokens.REPLY_PRIMING
+    return Plan(request, window, checkpoint, limits, parts, included, length, before, tuple(rows),
+                _key(system, tools, window.messages))
+
+
+def summary_text(checkpoint: Checkpoint) -> str:
+    """The summary as the request's system text carries it."""
+    return ("Summary of the earlier part of this conversation (its messages are not repeated "
+            f"below):\n<summary>\n{checkpoint.summary}\n</summary>")
+
+
+def _key(system: str, tools, messages) -> str:
+    first = messages[0] if messages else None
+    seed = json.dumps([system, [(t.name, t.description, t.parameters) for t in tools],
+                       first.content if first else None], sort_keys=True, default=str)
+    return hashlib.sha256(seed.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def build_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool = False,
+                  files: FileStore | None = None) -> tuple[ModelRequest, Window]:
+    plan = plan_request(chat, model, keys, tools, continuing, files)
+    return plan.request, plan.window
 
 
 def fallback_routes(model: ModelEntry, base: ModelRequest, keys) -> tuple[Route, ...]:

@@ -17,9 +17,8 @@ from backend.core.cancel import CancelToken
 from backend.store import history
 from backend.store.db import db, now
 from backend.store.models import Chat, ModelEntry
-from backend.turns import approvals, metrics
-from backend.turns.context import (TurnSetupError, build_request, fallback_routes, history_rows,
-                                   resolve_model, with_attachments, workspace_folder)
+from backend.turns import approvals, compaction, metrics, next_request
+from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.services import TurnServices
 
@@ -72,6 +71,7 @@ class Turn:
         self._awaiting_results: tuple[int, set[str]] | None = None  # assistant row, its calls without results
         self.partial: Partial | None = None
         self.model_id: str | None = None
+        self.context_key: str | None = None  # what its requests carry besides messages (turns/budget.py)
         self.asked_model_id = model_id  # "regenerate with…": this turn only, the chat keeps its model
         self.usage = metrics.empty()  # the whole turn
         self.meter = metrics.StepMeter()
@@ -110,12 +110,15 @@ class Turn:
         from backend.providers import open_stream
 
         chat = Chat.get_by_id(self.chat_id)
-        model = resolve_model(chat, self.asked_model_id)
+        continuing = self.continue_message_id is not None
+        model, self.tools, plan = next_request.prepare(self.services, chat, self.asked_model_id, continuing)
         self.model_id = model.id
-        self.tools = self.services.toolsets.for_chat(workspace_folder(chat), bool(model.supports_tools))
-        request, _window = build_request(chat, model, self.services.keys, self.tools.specs(),
-                                         continuing=self.continue_message_id is not None,
-                                         files=self.services.files)
+        plan = compaction.make_room(chat, model, self.services.keys, tools=self.tools.specs(),
+                                    files=self.services.files, plan=plan, continuing=continuing,
+                                    cancel=self.cancel, publish=self.publish)
+        if self.cancel.is_set():
+            return agent.Outcome("cancelled", "cancelled", "Stopped before the model was asked.")
+        request, self.context_key = plan.request, plan.key
         if self.continue_message_id is not None:
             row = history.by_ids([self.continue_message_id])[self.continue_message_id]
             history.save(row.id, status="streaming", error=None)
@@ -286,6 +289,8 @@ class Turn:
         usage = self.meter.summary(getattr(model, "price_input", None), getattr(model, "price_output", None))
         metrics.add(self.usage, usage)
         self.meter.usage = metrics.empty()  # a second save of this step adds nothing
+        if self.context_key:
+            usage["context_key"] = self.context_key
         return usage
 
     # --- approvals ----------------------------------------------------------------------

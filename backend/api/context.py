@@ -1,0 +1,98 @@
+"""A chat's context (CONTRACT §6): the meter's counts, the inspector, and compaction."""
+from __future__ import annotations
+
+import threading
+
+from flask import Blueprint
+
+from backend.api.validate import MISSING, Fields, json_body
+from backend.errors import ApiError, not_found
+from backend.runtime import runtime
+from backend.store.models import Chat, File
+from backend.turns import compaction, next_request
+from backend.turns.context import TurnSetupError
+
+bp = Blueprint("context", __name__)
+MAX_DRAFT_CHARS = 1_000_000
+MAX_DRAFT_FILES = 50
+_compacting = threading.Lock()  # one summary at a time: each is a model request that takes seconds
+
+
+def _chat(chat_id: str) -> Chat:
+    chat = Chat.get_or_none((Chat.id == chat_id) & Chat.deleted_at.is_null())
+    if chat is None:
+        raise not_found("chat")
+    return chat
+
+
+def _setup_error(exc: TurnSetupError) -> ApiError:
+    # No model, a provider turned off, a missing workspace: the chat cannot be planned until fixed.
+    return ApiError(409 if exc.code != "context_too_long" else 422, exc.code, exc.message)
+
+
+@bp.get("/api/chats/<chat_id>/context")
+def get_context(chat_id):
+    chat = _chat(chat_id)
+    try:
+        return next_request.context_json(runtime().registry.services, chat)
+    except TurnSetupError as exc:
+        raise _setup_error(exc) from None
+
+
+@bp.post("/api/chats/<chat_id>/context")
+def count_draft(chat_id):
+    """The context as it would be with the draft (text and uploaded files) sent next."""
+    chat = _chat(chat_id)
+    f = Fields(json_body(), ("draft", "file_ids"))
+    draft = f.text("draft", max_len=MAX_DRAFT_CHARS)
+    ids = f.raw("file_ids", False, False)
+    if ids is not MISSING and (not isinstance(ids, list) or len(ids) > MAX_DRAFT_FILES
+                               or not all(isinstance(i, str) for i in ids)):
+        f.fail("file_ids", f"Must be a list of up to {MAX_DRAFT_FILES} file ids from POST /api/files.")
+    f.check()
+    ids = [] if ids is MISSING else list(dict.fromkeys(ids))
+    known = {r.id for r in File.select(File.id).where(File.id.in_(ids))} if ids else set()
+    if missing := [i for i in ids if i not in known]:
+        f.fail("file_ids", f"No uploaded file with id {missing[0]!r}. Attach it again.")
+        f.check()
+    try:
+        return next_request.context_json(runtime().registry.services, chat,
+                                         "" if draft is MISSING else draft, ids)
+    except TurnSetupError as exc:
+        raise _setup_error(exc) from None
+
+
+@bp.get("/api/chats/<chat_id>/inspect")
+def inspect(chat_id):
+    chat = _chat(chat_id)
+    try:
+        return next_request.inspect_json(runtime().registry.services, chat)
+    except TurnSetupError as exc:
+        raise _setup_error(exc) from None
+
+
+@bp.post("/api/chats/<chat_id>/compact")
+def compact(chat_id):
+    """Summarize everything but the newest turn now → 200 the compaction."""
+    chat = _chat(chat_id)
+    registry = runtime().registry
+    if registry.is_running(chat_id):
+        raise ApiError(409, "busy", "A reply is being written in this chat. Summarize when it has finished.")
+    if not _compacting.acquire(timeout=0.1):
+        raise ApiError(409, "busy", "Another summary is being written. Try again when it has finished.")
+    try:
+        services = registry.services
+        model, toolset, plan = next_request.prepare(services, chat)
+        checkpoint, _ = compaction.compact(chat, model, services.keys, tools=toolset.specs(),
+                                           files=services.files, plan=plan, manual=True)
+    except TurnSetupError as exc:
+        raise _setup_error(exc) from None
+    except compaction.NothingToCompact as exc:
+        raise ApiError(422, exc.code, exc.message) from None
+    except compaction.CompactionFailed as exc:
+        raise ApiError(502, "compaction_failed", f"The summary could not be made: {exc.message}. "
+                                                 f"Nothing was changed; try again or pick another summary "
+                                                 f"model in Settings.") from None
+    finally:
+        _compacting.release()
+    return checkpoint.as_json()
