@@ -40,11 +40,10 @@ def test_ollama_models_get_what_api_show_says(api, fake):
     assert set(added) == {"llama3.2-vision:11b", "qwen3:8b", "my-tune:latest"}  # bge-m3 only embeds
     # Ollama's word beats the family table (which guesses tools for Llama 3.2 Vision).
     assert added["llama3.2-vision:11b"]["supports"] == caps(False, True, False)
-    assert added["llama3.2-vision:11b"]["context_window"] == 131072
     assert added["qwen3:8b"]["supports"] == caps(True, False, True)
-    assert added["qwen3:8b"]["context_window"] == 40960
     assert added["my-tune:latest"]["supports"] == caps(False, False, False)
-    assert added["my-tune:latest"]["context_window"] == 4096
+    # No num_ctx and nothing loaded: the window Ollama gives by default (test_discover_windows.py).
+    assert {m["context_window"] for m in added.values()} == {4096}
     shown = sorted(r.body["model"] for r in fake.requests if r.path == "/api/show")
     assert shown == sorted(OLLAMA_SHOW)
 

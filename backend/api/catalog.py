@@ -8,13 +8,14 @@ from flask import Blueprint
 from backend.api.settings import forget_models
 from backend.api.validate import MISSING, Fields, json_body
 from backend.catalog import KINDS, WIRE_APIS, default_wire_api
+from backend.catalog.capabilities import is_window_note
 from backend.catalog.service import CatalogInvalid
 from backend.catalog.toml_file import MAX_NOTE, SECRET_VALUE
 from backend.catalog.tools_refused import is_tools_off_note
 from backend.errors import ApiError, not_found
 from backend.providers.key_check import key_problem
 from backend.runtime import runtime
-from backend.store.models import ModelEntry, Provider, new_id
+from backend.store.models import ModelEntry, Provider
 from backend.store.serialize import model_to_dict, provider_to_dict
 
 bp = Blueprint("catalog", __name__)
@@ -158,6 +159,7 @@ def delete_key(provider_id):
 
 @bp.post("/api/providers/<provider_id>/discover")
 def discover(provider_id):
+    from backend.catalog import discovered
     from backend.catalog.discover import DiscoveryError, Source, discover as list_models_of
 
     provider = _provider(provider_id)
@@ -170,14 +172,9 @@ def discover(provider_id):
         found = list_models_of(source)  # network: outside the lock and the transaction
     except DiscoveryError as exc:
         raise ApiError(502, "provider_error", exc.message) from None
-    added = []
     with editing():
         provider = _provider(provider_id)  # it may have gone while we listened
-        known = {m.api_model for m in ModelEntry.select(ModelEntry.api_model)
-                 .where(ModelEntry.provider == provider)}
-        for entry in found:
-            if entry["api_model"] not in known:
-                added.append(ModelEntry.create(id=new_id("m"), provider=provider, **entry))
+        added = discovered.add(provider, found)
     return {"added": [model_to_dict(m) for m in added]}
 
 
@@ -266,6 +263,8 @@ def _model_changes(body: dict, current: ModelEntry | None) -> dict:
         changes["note"] = None
     if changes.get("supports_tools") is True and "note" not in changes and is_tools_off_note(current):
         changes["note"] = None  # tools turned back on: the note saying why they were off is done
+    if "context_window" in changes and "note" not in changes and is_window_note(getattr(current, "note", None)):
+        changes["note"] = None  # the person set the window: the note about the server's is done
     if changes.get("label") in ("", None) and ("label" in changes or creating):
         # No label means "show the upstream name", so the list never has a blank entry.
         changes["label"] = changes.get("api_model") or getattr(current, "api_model", "")

@@ -40,11 +40,15 @@ class Source:
 
 
 def discover(source: Source) -> list[dict]:
-    """The provider's chat models as model-column dicts (no id): api_model, label, wire_api, …"""
+    """The provider's chat models as model-column dicts (no id): api_model, label, wire_api, …, note;
+    and under "window" the capabilities.Window its server stated (discovered.add keeps it out of the row)."""
     found = _list_anthropic(source) if source.kind == "anthropic" else _list_openai(source)
     listed = {api_model: facts for api_model, _, _, facts in found}
     native: dict[str, Facts] = {}
-    if source.kind == "openai_compatible" and source.base_url and not any(f.stated() for f in listed.values()):
+    # OpenRouter's list says it all; vLLM's and llama.cpp's leave out tools (and llama.cpp the window
+    # it serves), Ollama's and LM Studio's say nothing: those servers' own APIs say more.
+    if (source.kind == "openai_compatible" and source.base_url
+            and not all(f.complete() for f in listed.values())):
         native = from_native_api(source.base_url, source.api_key, list(listed), _timeout(source))
     seen, entries = set(), []
     for api_model, display_name, limits, listing in found:
@@ -56,17 +60,20 @@ def discover(source: Source) -> list[dict]:
         if not facts.chat:
             continue  # embeddings and the like: nothing to chat with
         family = family_of(api_model)
+        window = facts.window()
         entries.append({
             "api_model": api_model,
             "label": well_formed(display_name or label_for(api_model))[:200],
             "wire_api": default_wire_api(source.kind),
             # What the provider says about its limits beats the family table's guess.
-            "context_window": facts.context_window or limits.get("max_input_tokens") or family.context_window,
+            "context_window": window.served or limits.get("max_input_tokens") or family.context_window,
             "max_output_tokens": (limits.get("max_tokens") or facts.max_output_tokens
                                   or family.max_output_tokens),
             "supports_tools": _first(facts.tools, family.tools, family is UNKNOWN),
             "supports_vision": _first(facts.vision, family.vision),
             "supports_reasoning": _first(facts.reasoning, family.reasoning),
+            "note": window.note(),
+            "window": window,
         })
     return entries
 
