@@ -1,0 +1,46 @@
+"""Where a compaction puts its boundary: the newest turns stay, the rest is summarized."""
+from types import SimpleNamespace
+
+import pytest
+
+from backend.store.history import RequestRow
+from backend.turns.compaction import NothingToCompact, boundary_of, needed
+
+
+def row(i, role, words):
+    return RequestRow(i, role, "word " * words, None, "", None, None, None, False, None, i)
+
+
+def plan_of(*turns):
+    rows, i = [], 0
+    for user_words, reply_words in turns:
+        rows += [row(i, "user", user_words), row(i + 1, "assistant", reply_words)]
+        i += 2
+    return SimpleNamespace(rows=tuple(rows))
+
+
+def test_the_newest_turns_within_the_keep_budget_stay():
+    plan = plan_of((100, 100), (100, 100), (100, 100), (10, 10), (10, 10))
+    assert boundary_of(plan, keep_tokens=60).id == 5  # the two small turns stay
+
+
+def test_at_least_the_newest_turn_stays_whatever_the_budget():
+    plan = plan_of((100, 100), (5000, 10))
+    assert boundary_of(plan, keep_tokens=0).id == 1
+
+
+def test_at_most_half_the_turns_stay_so_something_is_summarized():
+    plan = plan_of((1, 1), (1, 1), (1, 1), (1, 1))
+    assert boundary_of(plan, keep_tokens=10_000).id == 3
+
+
+def test_one_turn_is_nothing_to_compact():
+    with pytest.raises(NothingToCompact):
+        boundary_of(plan_of((100, 100)), keep_tokens=0)
+
+
+def test_compaction_is_needed_past_the_threshold_or_when_messages_would_be_left_out():
+    limits = SimpleNamespace(window=1000)
+    assert needed(SimpleNamespace(trimmed=0, used=801, limits=limits), 0.8)
+    assert not needed(SimpleNamespace(trimmed=0, used=800, limits=limits), 0.8)
+    assert needed(SimpleNamespace(trimmed=3, used=10, limits=limits), 0.8)
