@@ -59,7 +59,9 @@ def context_json(services: TurnServices, chat: Chat, draft_text: str | None = No
     used = sum(parts.values())
     threshold = compaction.settings().threshold
     limits = plan.limits
-    level = "over" if used > limits.input else "near" if used >= threshold * limits.window else "ok"
+    # Over: the whole branch after the summary cannot go as it is (messages would be left out).
+    over = used > limits.input or plan.trimmed > 0
+    level = "over" if over else "near" if used >= threshold * limits.window else "ok"
     return {"model_id": model.id, "context_window": limits.window, "max_output_tokens": limits.reserve,
             "used_tokens": used, "estimated": not exact, "parts": parts,
             "messages_included": plan.included, "messages_omitted": plan.omitted,
