@@ -52,6 +52,12 @@ export function initialState(chatId) {
     view: null,
     // The leaf another window made active (`active_changed`): the branch shown is stale.
     branchStale: null,
+    // The branch's summary checkpoint (CONTRACT §6): {boundaryMessageId, summary, tokensBefore,
+    // tokensAfter, createdAt}; `summary` is null until a /context read brings it (loadCompaction).
+    compaction: null,
+    // Older messages left out of the running (or last) turn's request (`context_trimmed`):
+    // {turnId, userMessageId, messagesOmitted, tokensBefore, tokensAfter, notice}.
+    trimmed: null,
   };
 }
 
@@ -122,6 +128,20 @@ export function showBranch(state, throughId, items, hasMore) {
 /** Back to the active branch (where the running reply is). */
 export function showLive(state) {
   return state.view ? { ...state, view: null } : state;
+}
+
+/**
+ * The checkpoint a `/context` read names (`compaction`, null when the branch has none): the
+ * divider goes after its boundary message and opens its summary.
+ */
+export function loadCompaction(state, c) {
+  const next = c && typeof c === "object" ? {
+    boundaryMessageId: c.boundary_message_id ?? null, summary: typeof c.summary === "string" ? c.summary : "",
+    tokensBefore: c.tokens_before ?? null, tokensAfter: c.tokens_after ?? null, createdAt: c.created_at ?? null,
+  } : null;
+  const old = state.compaction;
+  if (old === next || (old && next && Object.keys(next).every((k) => old[k] === next[k]))) return state;
+  return { ...state, compaction: next };
 }
 
 /** The messages the window shows: a branch viewed read-only, else the active one. */
@@ -199,6 +219,7 @@ const HANDLERS = {
       approvals: [],
       notice: null,
       usage: null,
+      trimmed: null,
     };
     if (e.user_message_id != null) {
       // A queued message keeps its id as its turn starts: it joins the end of the branch.
@@ -376,6 +397,27 @@ const HANDLERS = {
   active_changed(state, e) {
     const stale = lastOnBranch(state.messages)?.id === e.leaf_id ? null : e.leaf_id ?? null;
     return stale === state.branchStale ? state : { ...state, branchStale: stale };
+  },
+
+  /**
+   * The turn summarized older messages before its first request: the divider goes after
+   * the boundary at once; the summary's text comes with the next /context read.
+   */
+  compacted(state, e) {
+    const old = state.compaction;
+    const same = old?.boundaryMessageId === e.boundary_message_id;
+    if (same && old.tokensBefore === e.tokens_before && old.tokensAfter === e.tokens_after) return state;
+    return { ...state, compaction: { boundaryMessageId: e.boundary_message_id, summary: same ? old.summary : null,
+                                     tokensBefore: e.tokens_before, tokensAfter: e.tokens_after,
+                                     createdAt: same ? old.createdAt : null } };
+  },
+
+  /** Older messages were left out of a request of the turn (no summary): the turn says how many. */
+  context_trimmed(state, e) {
+    const turn = state.turn && state.turn.id === e.turn_id ? state.turn : null;
+    return { ...state, trimmed: { turnId: e.turn_id ?? null, userMessageId: turn?.userMessageId ?? null,
+                                  messagesOmitted: e.messages_omitted ?? 0, tokensBefore: e.tokens_before ?? null,
+                                  tokensAfter: e.tokens_after ?? null, notice: e.notice || null } };
   },
 
   title_update: (state, e) => (state.title === e.title ? state : { ...state, title: e.title }),
