@@ -3,12 +3,13 @@
 // resulting state; nothing here touches the DOM.
 
 import { initialState, applyEvent, loadHistory, loadEarlier, localSend, replaceBranch, showBranch, showLive,
-  shownMessages } from "../js/reducer.js";
+  shownMessages, loadCompaction } from "../js/reducer.js";
 import { get, post, answer } from "./api.js";
 import { ChatSocket } from "./socket.js";
 import { schedule, afterPaint } from "./store.js";
 import { randomId } from "./dom.js";
 import { takeStagedAttachments } from "./attachments.js";
+import { ContextReader } from "./context-reader.js";
 
 // Set by early.js, the classic script the page runs first.
 const { PAGE, chatPaths, takeEarly } = self.numiEarly;
@@ -19,6 +20,8 @@ let textGens = 0; // a record's generation: never reused, so a stale one is neve
 // Paging back to a message a search found takes the server's largest pages.
 const JUMP_PAGE = 200;
 const notQueued = (m) => m.status !== "queued";
+// Events after which the next request carries something else: the context is read again.
+const CONTEXT_EVENTS = new Set(["turn_end", "compacted", "active_changed", "branched"]);
 const saved = (m) => typeof m.id === "number" || /^\d+$/.test(String(m.id));
 
 /** A chat and its newest page: read at start by early.js when the address named it. */
@@ -46,6 +49,21 @@ export class ChatSession {
     // version): an answer read before it is not merged into the branch after it.
     this.branchGen = 0;
     this.switches = 0;       // version switches of this window in flight
+    // What the next request would carry (GET/POST …/context), for the meter and the divider.
+    this.context = null;
+    this.contextError = null;
+    this.compacting = false; // "Summarize now" under way
+    // What the message box holds; the chat view hands over its composer's.
+    this.draft = () => ({ draft: "", file_ids: [] });
+    this.contextReader = new ContextReader(chatId, () => this.draft(), {
+      onRead: (ctx) => {
+        this.context = ctx;
+        this.contextError = null;
+        this.state = loadCompaction(this.state, ctx?.compaction);
+        schedule();
+      },
+      onError: (err) => { this.contextError = err; schedule(); },
+    });
   }
 
   async open() {
@@ -74,7 +92,32 @@ export class ChatSession {
       onStatus: (s) => { this.connection = s; schedule(); },
       onGone: () => this.hooks.onGone?.(this.chatId),
     });
+    this.refreshContext();
     schedule();
+  }
+
+  /** Read the context again: now, or `wait` ms after the last call of a run (typing). */
+  refreshContext(wait = 0) {
+    if (this.loaded) this.contextReader.refresh(wait);
+  }
+
+  /**
+   * "Summarize now" (POST …/compact): the older messages become a summary checkpoint. Resolves
+   * to the compaction; an ApiError (busy, nothing to summarize) carries the server's sentence.
+   */
+  async compact() {
+    if (this.compacting) return null;
+    this.compacting = true;
+    schedule();
+    try {
+      const c = await post(`/api/chats/${encodeURIComponent(this.chatId)}/compact`);
+      if (!this.closed) this.state = loadCompaction(this.state, c);
+      return c;
+    } finally {
+      this.compacting = false;
+      this.refreshContext();
+      schedule();
+    }
   }
 
   get running() {
@@ -107,6 +150,7 @@ export class ChatSession {
       this._refreshTail();
     }
     if (this.state.branchStale != null && !this.switches) this._rereadBranch();
+    if (CONTEXT_EVENTS.has(event.type) && this.state !== before) this.refreshContext();
     schedule();
   }
 
@@ -264,6 +308,7 @@ export class ChatSession {
           const page = await this._branchPage(id, limit, true);
           if (gen !== this.branchGen || this.closed) return false;
           this.state = replaceBranch(this.state, page.items, page.has_more);
+          this.refreshContext();
           return true;
         } catch (err) {
           if (err.status !== 409) throw err;
@@ -330,6 +375,7 @@ export class ChatSession {
       const page = await this._branchPage(through, this._pageBelow(through), true);
       if (gen !== this.branchGen || this.closed) return;
       this.state = replaceBranch(this.state, page.items, page.has_more);
+      this.refreshContext();
       schedule();
     } catch {
       // Busy again (a queued message started the next turn): the view stays, and the
@@ -375,11 +421,13 @@ export class ChatSession {
 
   setChat(chat) {
     this.chat = chat;
+    this.refreshContext(); // another model, system prompt or tools: another window and count
     schedule();
   }
 
   close() {
     this.closed = true;
     this.socket?.close();
+    this.contextReader.close();
   }
 }

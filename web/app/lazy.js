@@ -16,6 +16,7 @@ export const screens = {
   search: once(() => import("./views/search.js")),
   dialogs: once(() => import("./views/dialogs.js")),
   folders: once(() => import("./views/folders.js")),
+  inspector: once(() => import("./views/inspector.js")),
 };
 
 export function warm() {

@@ -168,6 +168,13 @@ const actions = {
     const { openChatSettings } = await screens.dialogs();
     if (app.session === s) openChatSettings(s.chat, (chat) => s.setChat(chat));
   },
+  /** The request the open chat's next turn would send, in a sheet ("Inspect request"). */
+  async inspect() {
+    const s = app.session;
+    if (!s) return;
+    const { openInspector } = await screens.inspector();
+    if (app.session === s) openInspector(s.chatId);
+  },
   closeSidebar() { closeSidebar(); },
   openSidebar() {
     root.classList.add("sidebar-open");

@@ -1,7 +1,8 @@
-// The chat view: header (title, workspace, chat settings), the messages, notices,
-// approvals, and the composer (its picker is where the chat's model is chosen). It
-// renders from a ChatSession's reducer state and reuses one MessageView per message,
-// so a frame only touches what changed.
+// The chat view: header (title, workspace, chat settings, the ⋯ menu: Summarize now,
+// Inspect request), the messages with the context's marks (a summary's divider, a turn's
+// "left out" note), notices, approvals, and the composer (its picker is where the chat's
+// model is chosen; the context meter sits beside it). It renders from a ChatSession's
+// reducer state and reuses one MessageView per message, so a frame only touches what changed.
 import { h } from "../dom.js";
 import { app, modelLabel, schedule } from "../store.js";
 import { MessageView, errorText } from "./message.js";
@@ -13,6 +14,11 @@ import { get } from "../api.js";
 import { activeSettings, usageSummary } from "../../js/chat-marks.js";
 import { shownMessages } from "../../js/reducer.js";
 import { copyText } from "../dom.js";
+import { ContextMeter } from "./context-meter.js";
+import { ContextMarks } from "./context-marks.js";
+import { contextMarks } from "../../js/context-marks.js";
+import { compactedSentence } from "../../js/context-meter.js";
+import { menuKeys } from "./menu.js";
 
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
 // for what is on screen; the rest follows in later tasks.
@@ -20,6 +26,8 @@ const FIRST_PAINT_BUDGET_MS = 30;
 // New bubbles built per frame, newest first: opening a chat paints the screenful at the
 // bottom first, and the rest of the page goes in above it over the next frames.
 const NEW_VIEWS_PER_FRAME = 16;
+// Typing is counted for the context meter this long after the last key, never per key.
+const TYPING_PAUSE_MS = 400;
 
 /** The last part of a folder path, whatever the system's separator. */
 export function folderName(path) {
@@ -47,10 +55,15 @@ export class ChatView {
     // Settings that change this chat's replies (named in its label), and what it has used.
     this.settingsMark = h("button", { type: "button", class: "ghost settings-mark", hidden: true, onclick: () => actions.openChatSettings() }, "Custom");
     this.usage = h("span", { class: "chat-usage", hidden: true });
+    // The chat's ⋯ menu: what is done to its context (Summarize now, Inspect request).
+    this.moreBtn = h("button", { type: "button", class: "ghost icon-btn chat-more", "aria-label": "More for this chat: summarize, inspect the next request",
+      "aria-haspopup": "menu", "aria-expanded": "false", onclick: () => this._menu(!this.menuEl) }, "⋯");
+    this.more = h("div", { class: "chat-more-wrap", hidden: !session }, this.moreBtn);
     this.header = h("header", { class: "chat-header" },
       h("button", { type: "button", class: "ghost icon-btn only-narrow drawer-toggle", "aria-label": "Show chats", "aria-controls": "sidebar", "aria-expanded": "false", onclick: () => actions.openSidebar() }, h("span", { class: "i i-menu", "aria-hidden": "true" })),
       this.title, this.status, h("span", { class: "spacer" }), this.usage, this.settingsMark, this.workspace,
-      h("button", { type: "button", class: "ghost", "aria-label": "Chat settings: system prompt, temperature, reasoning, workspace, tool approvals", onclick: () => actions.openChatSettings(), hidden: !session }, "Chat settings"));
+      h("button", { type: "button", class: "ghost", "aria-label": "Chat settings: system prompt, temperature, reasoning, workspace, tool approvals", onclick: () => actions.openChatSettings(), hidden: !session }, "Chat settings"),
+      this.more);
 
     this.older = h("button", { type: "button", class: "ghost older", hidden: true, onclick: () => session?.loadOlder() }, "Show earlier messages");
     // Older pages load when the top of the thread scrolls into view: an observer on a
@@ -72,7 +85,14 @@ export class ChatView {
       model: () => this._currentModel(),
       setModel: (id) => this._setModel(id),
       editLast: () => this.editLast(),
+      draftChanged: (typing) => session?.refreshContext(typing ? TYPING_PAUSE_MS : 0),
     });
+    // What the next request carries, by the message box (a chat not made yet has none).
+    this.meter = new ContextMeter({ summarize: () => this.summarize() });
+    this.composer.foot.append(this.meter.el);
+    this.composer.el.insertBefore(this.meter.warning, this.composer.box);
+    this.marks = new ContextMarks();
+    if (session) session.draft = () => this.composer.draft();
     this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header, this.scroller, this.composer.el);
     // Following the newest text: the view stays at the bottom while the person has
     // not scrolled away from it. Checked on scroll and applied after layout (a
@@ -123,6 +143,44 @@ export class ChatView {
       textGen: (id, field) => session.textGen(id, field),
       textSince: (id, field, gen, from) => session.textSince(id, field, gen, from),
     };
+  }
+
+  /** "Summarize now": the older messages become a summary (its divider shows where). */
+  async summarize() {
+    const s = this.session;
+    if (!s || s.compacting) return;
+    try {
+      const c = await s.compact();
+      if (c) toast(compactedSentence(c));
+    } catch (err) {
+      toast(err.message, { ms: 8000 });
+    }
+  }
+
+  /** Open or close the header's ⋯ menu; closed, focus goes back to its button when it was inside. */
+  _menu(open) {
+    if (!open) {
+      if (!this.menuEl) return;
+      const inside = this.menuEl.contains(document.activeElement);
+      this.menuEl.remove();
+      this.menuEl = null;
+      document.removeEventListener("pointerdown", this.menuOutside, true);
+      this.moreBtn.setAttribute("aria-expanded", "false");
+      if (inside) this.moreBtn.focus();
+      return;
+    }
+    const pick = (fn) => () => { this._menu(false); fn(); };
+    const busy = !!this.session?.compacting;
+    this.menuEl = h("div", { class: "menu", role: "menu", "aria-label": "This chat" },
+      h("button", { type: "button", role: "menuitem", disabled: busy, onclick: pick(() => this.summarize()) },
+        busy ? "Summarizing…" : "Summarize now"),
+      h("button", { type: "button", role: "menuitem", onclick: pick(() => this.actions.inspect()) }, "Inspect request…"));
+    menuKeys(this.menuEl, () => this._menu(false));
+    this.menuOutside = (e) => { if (!this.more.contains(e.target)) this._menu(false); };
+    document.addEventListener("pointerdown", this.menuOutside, true);
+    this.more.append(this.menuEl);
+    this.moreBtn.setAttribute("aria-expanded", "true");
+    this.menuEl.querySelector("button:not(:disabled)")?.focus();
   }
 
   /** opts.steer: sent while a reply runs, to join it at its next step (Ctrl/⌘+Enter). */
@@ -265,7 +323,8 @@ export class ChatView {
     const s = this.session;
     const state = s?.state;
     // Skip the frame when none of the inputs changed (compared by identity).
-    const parts = [state, s?.connection, s?.chat, s?.loaded, s?.loadError, s?.loadingOlder, app.models, app.settings, this.dismissedNotice, this.target, this.draftModel];
+    const parts = [state, s?.connection, s?.chat, s?.loaded, s?.loadError, s?.loadingOlder, app.models, app.settings, this.dismissedNotice, this.target, this.draftModel,
+                   s?.context, s?.contextError, s?.compacting];
     if (this.lastParts && !this.backlog && parts.every((p, i) => p === this.lastParts[i])) return;
     const textOnly = this.backlog ? null : this._textOnly(parts);
     this.lastParts = parts;
@@ -299,6 +358,7 @@ export class ChatView {
     this._renderPending(state);
     this._renderApprovals(state);
     this._renderNotice(state, s.running);
+    this._renderMeter(s);
     // Older pages wait until this one is all drawn: a half-drawn page would show the sentinel.
     const more = state.hasMore && !this.backlog;
     const olderKey = `${more}|${!!s.loadingOlder}`;
@@ -465,6 +525,12 @@ export class ChatView {
         if (budget-- === 0) { from = i + 1; break; }
       }
     }
+    // The context's marks go after the bubble each names (web/js/context-marks.js).
+    const after = new Map();
+    for (const mark of contextMarks(order, (m) => !inCall(m), state)) {
+      after.set(mark.afterId, [...(after.get(mark.afterId) || []), this.marks.element(mark.kind, state)]);
+    }
+    const placed = new Set();
     this.backlog = false;
     let prev = null;
     const live = new Set();
@@ -482,13 +548,17 @@ export class ChatView {
                        turnOver });
       live.add(m.id);
       // Keep DOM order equal to state order with pointer checks only.
-      const want = prev ? prev.nextSibling : this.list.firstChild;
-      if (want !== view.el) this.list.insertBefore(view.el, want);
-      prev = view.el;
+      for (const el of [view.el, ...(after.get(m.id) || [])]) {
+        const want = prev ? prev.nextSibling : this.list.firstChild;
+        if (want !== el) this.list.insertBefore(el, want);
+        prev = el;
+        placed.add(el);
+      }
     }
     for (const [id, view] of this.views) {
       if (!live.has(id)) { view.el.remove(); this.views.delete(id); }
     }
+    for (const el of [this.marks.divider, this.marks.note]) if (!placed.has(el)) el.remove();
     if (this.backlog) schedule();
   }
 
@@ -517,6 +587,14 @@ export class ChatView {
     }
     this.cards = cards;
     this.approvals.replaceChildren(...cards.values());
+  }
+
+  _renderMeter(s) {
+    const auto = app.settings?.compaction?.auto !== false;
+    const inputs = [s.context, s.contextError, s.compacting, auto];
+    if (this.meterIn && inputs.every((x, i) => x === this.meterIn[i])) return;
+    this.meterIn = inputs;
+    this.meter.update(s.context, { auto, compacting: s.compacting, error: s.contextError });
   }
 
   /** Retry after an error: answer again when nothing was written, else carry on from the text. */

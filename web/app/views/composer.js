@@ -8,7 +8,9 @@
 // What the chat's model cannot do is said before sending: an image for a model without
 // vision (with "Switch model"), a workspace for a model with tools off (with the setting).
 // Under the box, the model picker chooses the chat's model; ↑ in the empty box edits
-// the last message sent.
+// the last message sent. What the box holds is counted for the context meter (draft()):
+// `draftChanged` is told after each change, to read the count after a pause when typing
+// and at once when files come or go.
 import { h } from "../dom.js";
 import { ModelPicker, rememberModel } from "./model-picker.js";
 import { formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
@@ -21,13 +23,14 @@ const STEER_HINT = `Enter: queue for after this reply · ${MOD}+Enter: send now,
 const READABLE = "images, text files (code, Markdown, CSV, JSON) and PDFs";
 
 export class Composer {
-  /** @param hooks {{send(text): boolean, stop(), discard(messageId), model(): string|null, setModel(id), editLast(): boolean, switchModel()}} */
+  /** @param hooks {{send(text): boolean, stop(), discard(messageId), model(): string|null, setModel(id), editLast(): boolean,
+   *    switchModel(), draftChanged(typing: boolean)}} */
   constructor(hooks) {
     this.hooks = hooks;
     this.input = h("textarea", {
       class: "composer-input", rows: 1, placeholder: "Message Numi…  (Enter to send, Shift+Enter for a new line)",
       "aria-label": "Message", spellcheck: true, "aria-keyshortcuts": "Enter Control+Enter Meta+Enter ArrowUp",
-      oninput: () => this._fit(),
+      oninput: () => { this._fit(); this.hooks.draftChanged?.(true); },
       onkeydown: (e) => this._key(e),
     });
     this.sendBtn = h("button", { type: "button", class: "primary send-btn", "aria-label": "Send message", onclick: () => this._send() }, "Send");
@@ -46,8 +49,9 @@ export class Composer {
       h("div", { class: "composer-buttons" }, this.stopBtn, this.sendBtn));
     this.picker = new ModelPicker({ label: "Model for this chat", up: true, current: () => hooks.model(),
       onPick: (id) => { hooks.setModel(id); this.focus(); } });
+    this.foot = h("div", { class: "composer-foot" }, this.picker.el, this.note);
     this.el = h("div", { class: "composer" }, this.queue, this.attachList, this.attachError, this.capsWarning, this.box,
-      this.fileInput, h("div", { class: "composer-foot" }, this.picker.el, this.note));
+      this.fileInput, this.foot);
     this.queueKey = "";
     this.attachments = []; // {key, file, name, size, state: uploading|ready|error, progress, stored, error, url, el}
     this.input.addEventListener("paste", (e) => this._paste(e));
@@ -103,6 +107,7 @@ export class Composer {
       this.input.value = "";
       this._fit();
       this._clearAttachments();
+      this.hooks.draftChanged?.(false);
     } else {
       stageAttachments(text, []);
     }
@@ -177,6 +182,7 @@ export class Composer {
           if (!isImage(stored.mime) && a.url) { URL.revokeObjectURL(a.url); a.url = ""; }
         }
         this._drawChip(a);
+        if (a.state === "ready") this.hooks.draftChanged?.(false);
       }, (err) => {
         if (err.code === "aborted") return;
         a.state = "error";
@@ -194,6 +200,12 @@ export class Composer {
     this._drawAttachments();
     this._drawCaps();
     this.input.focus();
+    if (a.state === "ready") this.hooks.draftChanged?.(false);
+  }
+
+  /** What the next message would be now: its text and the files attached and uploaded. */
+  draft() {
+    return { draft: this.input.value, file_ids: this.attachments.filter((a) => a.state === "ready").map((a) => a.stored.id) };
   }
 
   _clearAttachments() {

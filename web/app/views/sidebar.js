@@ -9,22 +9,12 @@
 import { h } from "../dom.js";
 import { app } from "../store.js";
 import { dayStamp, groupByDate } from "../../js/date-groups.js";
+import { menuKeys } from "./menu.js";
 
 const COLLAPSED_KEY = "numi.folders.collapsed";
 
 function loadCollapsed() {
   try { return new Set(JSON.parse(localStorage.getItem(COLLAPSED_KEY) || "[]")); } catch { return new Set(); }
-}
-
-/** Up/Down/Home/End between a menu's items, Esc closes it (focus back on its button). */
-function menuKeys(menu, close) {
-  menu.addEventListener("keydown", (e) => {
-    const items = [...menu.querySelectorAll("button")];
-    const at = items.indexOf(document.activeElement);
-    const move = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: items.length - 1 }[e.key];
-    if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); close(); }
-    else if (move !== undefined) { e.preventDefault(); e.stopPropagation(); items[(move + items.length) % items.length]?.focus(); }
-  });
 }
 
 export class Sidebar {
