@@ -38,7 +38,8 @@ def test_sections_open_from_the_address_and_the_nav(page, setup):
     expect(panel(page, "Appearance")).to_be_visible()
     expect(nav(page).get_by_role("link", name="Appearance")).to_have_attribute("aria-current", "page")
     expect(nav(page).get_by_role("link")).to_have_text(
-        ["Providers", "Models", "Tools & approvals", "MCP servers", "Appearance", "Data", "Advanced"])
+        ["Providers", "Models", "Long conversations", "Tools & approvals", "MCP servers", "Appearance", "Data",
+         "Advanced"])
 
 
 def test_search_shows_matching_rows_of_every_section_and_says_when_none(page, setup):
@@ -61,7 +62,8 @@ def test_search_shows_matching_rows_of_every_section_and_says_when_none(page, se
     expect(panel(page, "Appearance").get_by_label("Theme")).to_be_visible()
     search.fill("zzqx")
     expect(page.locator(".s-none")).to_have_text("No setting matches “zzqx”. Try another word, or pick a section.")
-    for title in ("Providers", "Models", "Tools & approvals", "MCP servers", "Appearance", "Data", "Advanced"):
+    for title in ("Providers", "Models", "Long conversations", "Tools & approvals", "MCP servers", "Appearance", "Data",
+                  "Advanced"):
         expect(panel(page, title)).to_be_hidden()
     shot(page, "settings-search-none", dark=False)
     # Escape empties the box: the section that was open is back.

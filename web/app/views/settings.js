@@ -1,7 +1,8 @@
 // Settings, in sections (a nav on the left, one section shown, deep-linked as
-// #/settings/<id>): providers, models (default, capabilities, fallbacks), tools and
-// approvals (views/approvals.js, the shell's network and sandbox), MCP servers
-// (views/mcp.js), appearance, your data, and advanced (keyring, catalog.toml).
+// #/settings/<id>): providers, models (default, capabilities, fallbacks), long
+// conversations (views/compaction-settings.js), tools and approvals (views/approvals.js,
+// the shell's network and sandbox), MCP servers (views/mcp.js), appearance, your data,
+// and advanced (keyring, catalog.toml).
 // A search box shows the matching rows of every section at once.
 // Lists redraw when their data changes; the add forms are built once, so a redraw
 // never eats what someone is typing.
@@ -16,6 +17,7 @@ import { getTheme, setTheme } from "../theme.js";
 import { ApprovalsSection } from "./approvals.js";
 import { shellSandboxLine } from "./workspace.js";
 import { McpSection } from "./mcp.js";
+import { CompactionSection } from "./compaction-settings.js";
 import { SettingsSections } from "./settings-sections.js";
 import { filePicker } from "./file-picker.js";
 import { importSummary } from "../../js/import-summary.js";
@@ -31,6 +33,7 @@ export class SettingsView {
     this.suggest = h("div");
     this.models = h("div", { class: "model-list" });
     this.addModel = this._addModelForm();
+    this.compaction = new CompactionSection();
     const addProvider = providerForm({
       onAdded: async (p, status) => {
         status.textContent = "Looking for its models…";
@@ -45,6 +48,7 @@ export class SettingsView {
         h("details", { class: "card s-row" }, h("summary", {}, "Add a provider"), addProvider)] },
       { id: "models", title: "Models", body: [this.defaultModel, this.models,
         h("details", { class: "card s-row" }, h("summary", {}, "Add a model by name"), this.addModel)] },
+      { id: "conversations", title: "Long conversations", body: [this.compaction.el] },
       { id: "tools", title: "Tools & approvals", body: [this.toolsGeneral, new ApprovalsSection().el] },
       { id: "mcp", title: "MCP servers", body: [new McpSection().el] },
       { id: "appearance", title: "Appearance", body: [this.appearance] },
@@ -70,6 +74,7 @@ export class SettingsView {
     this._providers();
     this._models();
     this._refreshModelForm();
+    this.compaction.update();
   }
 
   // Built once: an import's result stays on screen while the lists above redraw.
