@@ -64,31 +64,35 @@ export class ContextMeter {
   /**
    * @param ctx the newest /context answer (null: none yet, or none to be had)
    * @param opts.auto settings.compaction.auto; opts.compacting "Summarize now" under way;
-   *   opts.error why the last read failed (a refused draft says so)
+   *   opts.error why the last read failed: a draft the server refuses (422, it cannot fit
+   *   whatever is left out) turns the meter red with the server's sentence
    */
   update(ctx, { auto = true, compacting = false, error = null } = {}) {
     const v = meterView(ctx, { auto });
-    this.el.hidden = !v;
     const refused = error?.status === 422 ? error.message : "";
-    this.warning.hidden = !(v?.level === "over" || refused);
-    this.warningText.textContent = refused || (v?.level === "over" ? `${v.warning} ` : "");
-    this.warningButton.hidden = !!refused;
+    const level = refused ? "over" : v?.level;
+    const warning = refused || v?.warning || "";
+    this.el.hidden = !v;
+    this.warning.hidden = level !== "over";
+    this.warningText.textContent = level === "over" ? `${warning} ` : "";
+    // Summarizing makes room for older messages, not for a message too long on its own.
     for (const b of [this.panelButton, this.warningButton]) {
+      b.hidden = !!refused;
       b.disabled = compacting;
       b.textContent = compacting ? "Summarizing…" : "Summarize now";
       b.setAttribute("aria-busy", String(compacting));
     }
     if (!v) { this._pin(false); return; }
-    this.el.dataset.level = v.level;
+    this.el.dataset.level = level;
     this.label.textContent = v.label;
-    this.fill.style.width = `${(v.fraction * 100).toFixed(1)}%`;
-    this.button.setAttribute("aria-label", `${v.name}${v.warning ? `. ${v.warning}` : ""}. Show what it is made of`);
-    this.button.title = v.warning || v.name;
+    this.fill.style.width = `${(refused ? 100 : v.fraction * 100).toFixed(1)}%`;
+    this.button.setAttribute("aria-label", `${v.name}${warning ? `. ${warning}` : ""}. Show what it is made of`);
+    this.button.title = warning || v.name;
     this.rows.replaceChildren(...v.rows.map((r) => h("tr", { dataset: { part: r.key } },
       h("th", { scope: "row" }, r.name), h("td", {}, r.text))));
     this.total.textContent = v.total;
-    this.levelLine.textContent = v.warning;
-    this.levelLine.hidden = !v.warning;
+    this.levelLine.textContent = warning;
+    this.levelLine.hidden = !warning;
     this.notes.replaceChildren(...v.notes.map((n) => h("li", {}, n)));
   }
 }

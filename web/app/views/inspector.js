@@ -39,7 +39,7 @@ export async function openInspector(chatId) {
       h("dt", {}, "Wire API"), h("dd", {}, r.wireName || "—"),
       h("dt", {}, "Model"), h("dd", { class: "mono" }, r.model || "—"),
       h("dt", {}, "Address"), h("dd", { class: "mono" }, r.url || "—")),
-    section("System prompt", r.system?.tokens ?? null, r.system ? pre(r.system.text) : h("p", { class: "hint" }, "None.")),
+    section("System text", r.system?.tokens ?? null, r.system ? pre(r.system.text) : h("p", { class: "hint" }, "None.")),
     section(`Messages (${r.messages.length})`, null, r.messages.length
       ? h("ol", { class: "inspect-messages" }, ...r.messages.map((m) => h("li", { class: "inspect-message", dataset: { role: m.role } },
         h("div", { class: "inspect-role" }, h("span", { class: "role-name" }, m.role), m.tokens != null ? h("span", { class: "hint" }, ` · ${count(m.tokens)}`) : null),
