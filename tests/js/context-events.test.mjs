@@ -4,6 +4,7 @@
 // Run: node --test tests/js/*.test.mjs
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 
 import { initialState, applyEvent, loadHistory, loadCompaction } from "../../web/js/reducer.js";
 import { contextMarks } from "../../web/js/context-marks.js";
@@ -131,4 +132,17 @@ describe("context_trimmed", () => {
     ]);
     assert.deepEqual(marks(s), [{ afterId: 3, kind: "summary" }, { afterId: 3, kind: "trimmed" }]);
   });
+});
+
+test("the server's own sequence (fixture 17): summarized, still two left out, then the answer", () => {
+  const fx = JSON.parse(readFileSync(new URL("../fixtures/events/17_compacted_then_trimmed.json", import.meta.url), "utf8"));
+  let s = initialState(fx.chat_id);
+  for (const p of fx.pending) s = { ...s, pending: [...s.pending, p] };
+  s = fold(s, fx.events);
+  assert.deepEqual(s.compaction, { boundaryMessageId: 36, summary: null, tokensBefore: 118000, tokensAfter: 21500,
+                                   createdAt: null });
+  assert.deepEqual(s.trimmed, { turnId: "t_7c1d2e3f4a5b", userMessageId: 41, messagesOmitted: 2, tokensBefore: 21500,
+                                tokensAfter: 19800, notice: null });
+  // Message 36 is not loaded here: no divider is guessed at; the note sits in the turn.
+  assert.deepEqual(marks(s), [{ afterId: 41, kind: "trimmed" }]);
 });

@@ -1,8 +1,9 @@
 // The context meter by the message box: used / window ("≈12.4k / 128k") over a thin bar,
 // amber near the summary threshold, red when the next message cannot fit (then a line
-// above the box says so, with "Summarize now"). Hovering or clicking it shows the split by
-// part (system prompt, summary, messages, attachments, tools) and notes. The words come
-// from web/js/context-meter.js; everything is set as text.
+// above the box says so, with "Summarize now"; for a draft the server refuses, its own
+// sentence). Hovering or clicking it shows the split by part (system prompt, summary,
+// messages, attachments, tools) and notes. The words come from web/js/context-meter.js;
+// everything is set as text.
 import { h } from "../dom.js";
 import { meterView } from "../../js/context-meter.js";
 
