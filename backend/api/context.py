@@ -30,13 +30,17 @@ def _setup_error(exc: TurnSetupError) -> ApiError:
     return ApiError(409 if exc.code != "context_too_long" else 422, exc.code, exc.message)
 
 
-@bp.get("/api/chats/<chat_id>/context")
-def get_context(chat_id):
-    chat = _chat(chat_id)
+def _planned(build, chat: Chat, *args) -> dict:
+    """What `build` makes of the chat's next request; a chat that cannot plan one says why."""
     try:
-        return next_request.context_json(runtime().registry.services, chat)
+        return build(runtime().registry.services, chat, *args)
     except TurnSetupError as exc:
         raise _setup_error(exc) from None
+
+
+@bp.get("/api/chats/<chat_id>/context")
+def get_context(chat_id):
+    return _planned(next_request.context_json, _chat(chat_id))
 
 
 @bp.post("/api/chats/<chat_id>/context")
@@ -55,20 +59,12 @@ def count_draft(chat_id):
     if missing := [i for i in ids if i not in known]:
         f.fail("file_ids", f"No uploaded file with id {missing[0]!r}. Attach it again.")
         f.check()
-    try:
-        return next_request.context_json(runtime().registry.services, chat,
-                                         "" if draft is MISSING else draft, ids)
-    except TurnSetupError as exc:
-        raise _setup_error(exc) from None
+    return _planned(next_request.context_json, chat, "" if draft is MISSING else draft, ids)
 
 
 @bp.get("/api/chats/<chat_id>/inspect")
 def inspect(chat_id):
-    chat = _chat(chat_id)
-    try:
-        return next_request.inspect_json(runtime().registry.services, chat)
-    except TurnSetupError as exc:
-        raise _setup_error(exc) from None
+    return _planned(next_request.inspect_json, _chat(chat_id))
 
 
 @bp.post("/api/chats/<chat_id>/compact")

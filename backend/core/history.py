@@ -33,8 +33,9 @@ class Window:
                 f"the context window. Do not assume what they said; ask if it matters.")
 
 
-def _turns(messages: list[Message]) -> list[list[Message]]:
-    turns: list[list[Message]] = []
+def turns_of(messages: list) -> list[list]:
+    """Messages (or rows) grouped into turns: each user message with what follows it."""
+    turns: list[list] = []
     for message in messages:
         if message.role == "user" or not turns:
             turns.append([message])
@@ -74,7 +75,7 @@ def fit(messages: list[Message], max_tokens: int, max_messages: int = MAX_MESSAG
         cost=message_tokens) -> Window:
     """The newest whole turns within both budgets; the newest turn must fit alone."""
     messages = repair_tool_pairs([m for m in messages if m.role != "system"])
-    turns = _turns(messages)
+    turns = turns_of(messages)
     kept: list[list[Message]] = []
     count = tokens = 0
     for index, turn in enumerate(reversed(turns)):

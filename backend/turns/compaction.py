@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from backend.core import tokens
 from backend.core.cancel import CancelToken
 from backend.core.errors import ProviderError
+from backend.core.history import turns_of
 from backend.core.types import Message, ModelRequest, TextDelta
 from backend.store import compactions, history
 from backend.store.compactions import Checkpoint
@@ -70,19 +71,9 @@ def needed(plan: Plan, threshold: float) -> bool:
     return plan.trimmed > 0 or plan.used > threshold * plan.limits.window
 
 
-def _turns(rows) -> list[list[HistoryRow]]:
-    turns: list[list[HistoryRow]] = []
-    for row in rows:
-        if row.role == "user" or not turns:
-            turns.append([row])
-        else:
-            turns[-1].append(row)
-    return turns
-
-
 def boundary_of(plan: Plan, keep_tokens: int) -> HistoryRow:
     """The last message to summarize: the newest turns within `keep_tokens` stay (at least one)."""
-    turns = _turns(plan.rows)
+    turns = turns_of(plan.rows)
     kept = spent = 0
     for turn in reversed(turns):
         size = sum(tokens.estimate(r.content) + tokens.MESSAGE_FRAMING for r in turn)
