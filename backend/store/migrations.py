@@ -302,9 +302,21 @@ def _v13_compactions(db):
         db.execute_sql(sql)
 
 
+def _v14_modes_and_plans(db):
+    """A chat's mode (CONTRACT §7: ask, plan, edit, auto) and its folder's default for new
+    chats; the plan an assistant message's `update_plan` call made."""
+    for sql in (
+        "ALTER TABLE chat ADD COLUMN mode TEXT NOT NULL DEFAULT 'ask'",
+        "ALTER TABLE folder ADD COLUMN mode TEXT",
+        "ALTER TABLE message ADD COLUMN plan_json TEXT",
+    ):
+        db.execute_sql(sql)
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
               _v7_workspaces, _v8_mcp_servers, _v9_import_staging, _v10_model_note,
-              _v11_message_tree, _v12_import_sources, _v13_compactions]
+              _v11_message_tree, _v12_import_sources, _v13_compactions,
+              _v14_modes_and_plans]
 
 
 def schema_version(db) -> int:

@@ -37,6 +37,7 @@ class Folder(Base):
     model_id = TextField(null=True)
     system_prompt = TextField(null=True)
     params = JsonText(column_name="params_json", default=dict)
+    mode = TextField(null=True)  # the mode its new chats start in (CONTRACT §7); None: ask
     created_at = FloatField(default=now)
 
 
@@ -55,6 +56,7 @@ class Chat(Base):
     import_id = TextField(null=True)  # set while an import writes it, hidden (import_write.py)
     active_leaf_id = IntegerField(null=True)  # the last message of the branch the person sees
     source_id = TextField(null=True)  # the chat an import made it from (import_write.py)
+    mode = TextField(default="ask")  # ask | plan | edit | auto (CONTRACT §7)
     created_at = FloatField(default=now)
     updated_at = FloatField(default=now)
     deleted_at = FloatField(null=True)
@@ -83,6 +85,7 @@ class Message(Base):
     line_id = IntegerField(null=True)  # the line it is on (store/lines.py)
     line_exit = BooleanField(default=True)  # its active child is not its line's next message
     source_id = TextField(null=True)  # its id in the export it was imported from
+    plan = JsonText(column_name="plan_json", null=True)  # {"plan_id", "steps"}: its update_plan call's plan
     created_at = FloatField(default=now)
     deleted_at = FloatField(null=True)
 
