@@ -1,7 +1,9 @@
 """The tool registry: what a model may call, and how each call is run.
 
-A tool declares whether it may run beside others (`concurrent`) and whether a
-person must approve each call (`needs_approval`). Failures are results: a tool
+A tool declares whether it may run beside others (`concurrent`), whether a
+person must approve each call (`needs_approval`) and whether it changes
+anything (`read_only`: a chat in plan mode is offered only read-only tools;
+unknown = it changes things). Failures are results: a tool
 that raises, or a name nobody registered, becomes an error result the model
 reads, never a crashed turn.
 """
@@ -24,6 +26,7 @@ class Tool:
     run: Callable[[dict, Any], str]  # (arguments, cancel token) -> output text
     concurrent: bool = False
     needs_approval: bool = False
+    read_only: bool = False  # changes nothing outside the conversation (CONTRACT §7, plan mode)
 
     @property
     def name(self) -> str:
