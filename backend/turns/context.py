@@ -253,6 +253,10 @@ def plan_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool
              "attachments": attachments,
              "tools": tokens.tools_tokens(tools)}
     everything = sum(tokens.message_tokens(m) for m, _ in pairs)
+    if rows and rows[0].depth > base:
+        # Only the newest rows were read: the rest of the branch after the summary is
+        # counted at the same rate, so tokens_before says how big the whole would be.
+        everything = everything * (length - base) // max(1, length - rows[0].depth)
     included = sum(1 for m in window.messages if id(m) in saved)
     before = parts["system"] + parts["summary"] + parts["tools"] + everything + tokens.REPLY_PRIMING
     return Plan(request, window, checkpoint, limits, parts, included, length, before, tuple(rows),
