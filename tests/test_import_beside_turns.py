@@ -22,6 +22,9 @@ CHATS, PER_CHAT = 40, 1000
 # with other work, nine in ten must, and none may wait more than 1.5 s (a transaction that held the
 # whole import made them wait its whole length, then fail with 503).
 WRITE_WAIT_S, WRITE_WAIT_MAX_S = 0.5, 1.5
+# The streaming reply commits every half second; on a loaded machine a gap of a few flushes is
+# scheduling, while an import that held the writer stops it for the import's whole length (over 2 s).
+STILL_MAX_S = 2.0
 
 
 def big_export() -> bytes:
@@ -155,13 +158,13 @@ def test_an_import_never_blocks_saving_and_appears_whole(setup):
     r = upload.result
     assert r.status == 201, r
     assert len(r.body["chat_ids"]) == CHATS
-    assert len(waits) >= 3 and took > 2, (waits, took)  # the checks above really ran beside the import
+    assert len(waits) >= 3 and took > STILL_MAX_S, (waits, took)  # the checks above really ran beside the import
     assert_short(waits)
     # Never part of it: the list showed none of the import, then (maybe) all of it.
     assert seen <= {0, CHATS}, seen
     assert listed(setup.api) - before == {f"Imported {c}" for c in range(CHATS)}
     # The reply kept committing its text (every half second) while the import ran.
-    assert still < WRITE_WAIT_MAX_S, (still, saved.samples)
+    assert still < STILL_MAX_S, (still, saved.samples)
     reader.sock.send(type="stop")
 
 
