@@ -87,9 +87,12 @@ test("notes: an assumed window, the reply's reserve, messages left out, a summar
   const notes = v.notes.join("\n");
   assert.match(notes, /not known: 8,192 tokens is assumed/);
   assert.match(notes, /4,000 tokens are kept free for the reply/);
-  assert.match(notes, /3 earlier messages are left out/);
-  assert.match(notes, /carried as a summary/);
+  // With a summary, the messages the request does not carry are the ones it summarizes.
+  assert.match(notes, /3 earlier messages are carried as a summary/);
+  assert.doesNotMatch(notes, /left out/);
   assert.match(meterView(answer({ messages_omitted: 1 })).notes.join(), /1 earlier message is left out/);
+  assert.match(meterView(answer({ compaction: { boundary_message_id: 4, summary: "s" } })).notes.join(),
+               /Earlier messages are carried as a summary/);
 });
 
 test("what a trimmed turn and a summary say", () => {

@@ -64,8 +64,11 @@ export function meterView(ctx, { auto = true } = {}) {
   const reserve = num(ctx.max_output_tokens);
   if (reserve) notes.push(`${count(reserve)} tokens are kept free for the reply.`);
   const omitted = num(ctx.messages_omitted);
-  if (omitted) notes.push(`${plural(omitted, "earlier message")} ${omitted === 1 ? "is" : "are"} left out to fit the window.`);
-  if (ctx.compaction) notes.push("Earlier messages are carried as a summary.");
+  // With a summary, what the request leaves out is what the summary stands for.
+  const verb = omitted === 1 ? "is" : "are";
+  if (omitted && ctx.compaction) notes.push(`${plural(omitted, "earlier message")} ${verb} carried as a summary.`);
+  else if (omitted) notes.push(`${plural(omitted, "earlier message")} ${verb} left out to fit the window.`);
+  else if (ctx.compaction) notes.push("Earlier messages are carried as a summary.");
   let warning = "";
   if (level === "over") {
     warning = "The next message cannot fit in the model's context window. Summarize the chat or start a new one.";
