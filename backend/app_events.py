@@ -83,9 +83,10 @@ class Subscriber:
 class AppEvents:
     """The subscriber set and the one publish call the rest of the backend uses."""
 
-    def __init__(self, is_running: Callable[[str], bool], is_awaiting: Callable[[str], bool] = lambda _: False):
+    def __init__(self, is_running: Callable[[str], bool], is_awaiting: Callable[[str], bool] = lambda _: False,
+                 is_asking: Callable[[str], bool] = lambda _: False):
         # Must not take the turn registry's lock: producers may hold it while publishing.
-        self._is_running, self._is_awaiting = is_running, is_awaiting
+        self._is_running, self._is_awaiting, self._is_asking = is_running, is_awaiting, is_asking
         self._lock = threading.Lock()
         self._subs: set[Subscriber] = set()
 
@@ -121,7 +122,8 @@ class AppEvents:
                     frame = make("chat_removed", APP_EVENTS, chat_id=chat_id)
                 else:
                     frame = make("chat_changed", APP_EVENTS, chat=chat_to_dict(
-                        chat, self._is_running(chat_id), awaiting=self._is_awaiting(chat_id)))
+                        chat, self._is_running(chat_id), awaiting=self._is_awaiting(chat_id),
+                        asking=self._is_asking(chat_id)))
                 for sub in self._subs:
                     sub.put(frame)
         except Exception:

@@ -25,6 +25,7 @@ _SCHEMA: dict[str, dict[str, tuple]] = {
     "approve": {"approval_id": (str, True), "decision": (str, True), "reason": (str, False),
                 "arguments": ((dict, str), False)},
     "queue_discard": {"message_id": (int, True)},
+    "answer": {"question_id": (str, True), "answers": (dict, False), "dismissed": (bool, False)},
     "ping": {},
 }
 DECISIONS = ("allow", "allow_always", "deny")
@@ -77,6 +78,19 @@ def _check_values(kind: str, frame: dict) -> None:
         raise BadFrame("\"decision\" must be allow, allow_always or deny.")
     if kind == "approve" and frame.get("arguments") is not None:
         frame["arguments"] = _edited_arguments(frame["arguments"])
+    if kind == "answer":
+        _check_answer(frame)
+
+
+def _check_answer(frame: dict) -> None:
+    """An `answer` carries answers (each a text or a list of texts) or `dismissed: true`, not both."""
+    dismissed, answers = frame.get("dismissed") is True, frame.get("answers")
+    if dismissed == (answers is not None):
+        raise BadFrame("An answer frame carries either \"answers\" ({key: text or [texts]}) "
+                       "or \"dismissed\": true.")
+    for key, value in (answers or {}).items():
+        if not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+            raise BadFrame(f"The answer to {key[:64]!r} must be a text or a list of texts.")
 
 
 def _edited_arguments(value) -> str:

@@ -37,7 +37,8 @@ class Runtime:
         # Chat-level changes for every window's chat list (/ws/_app) and the desktop shell;
         # whether a chat runs or waits is the registry's to say (made just below).
         self.app_events = AppEvents(lambda chat_id: self.registry.is_running(chat_id),
-                                    lambda chat_id: self.registry.is_awaiting(chat_id))
+                                    lambda chat_id: self.registry.is_awaiting(chat_id),
+                                    lambda chat_id: self.registry.is_asking(chat_id))
         self.mcp = McpRuntime(self.keys)  # the MCP servers of catalog.toml, for turns and the API
         # The catalog: a turn whose tools were refused turns them off there.
         self.registry = TurnRegistry(config, self.keys, self.app_events, mcp=self.mcp, catalog=self.catalog)

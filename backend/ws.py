@@ -213,10 +213,15 @@ class Connection:
                         frame.get("arguments"))
         elif kind == "queue_discard":
             reg.queue_discard(chat, frame["message_id"])
+        elif kind == "answer":
+            reg.answer(chat, frame["question_id"], frame.get("answers"), bool(frame.get("dismissed")))
 
     def resume(self, after_event_id: int, epoch: str | None) -> None:
         if not self.sub.resume(after_event_id, epoch):
             self._push(self._stored_snapshot())
+        # A question still waiting is sent again as a new event, after what the replay holds
+        # (CONTRACT §7): the client may have missed it, or lost it with a reload.
+        self.registry.resend_questions(self.chat_id)
 
     def _stored_snapshot(self) -> dict:
         """No turn is retained in memory: the newest reply as saved stands in for its events."""

@@ -21,7 +21,7 @@ bp = Blueprint("chats", __name__)
 
 CREATE_FIELDS = ("title", "model_id", "folder_id", "system_prompt", "params", "temporary", "workspace")
 PATCH_FIELDS = CREATE_FIELDS + ("pinned", "archived", "unread")
-READ_ONLY = ("id", "created_at", "updated_at", "running", "awaiting_approval")
+READ_ONLY = ("id", "created_at", "updated_at", "running", "awaiting_approval", "awaiting_answer")
 # Filing a chat away is not activity in it: these alone do not move it up the list.
 ORGANISING_FIELDS = {"pinned", "archived", "unread", "folder_id", "temporary"}
 REASONING_EFFORTS = ("off", "low", "medium", "high")
@@ -34,7 +34,9 @@ def _running() -> set[str]:
 
 
 def _chat_json(chat: Chat, full: bool = True) -> dict:
-    return chat_to_dict(chat, chat.id in _running(), full=full, awaiting=runtime().registry.is_awaiting(chat.id))
+    registry = runtime().registry
+    return chat_to_dict(chat, chat.id in _running(), full=full, awaiting=registry.is_awaiting(chat.id),
+                        asking=registry.is_asking(chat.id))
 
 
 def _changed(chat_id: str) -> None:
@@ -187,7 +189,8 @@ def list_chats():
     running = set(registry.running_chat_ids())
     page = rows[:limit]
     return {
-        "items": [chat_to_dict(c, c.id in running, awaiting=c.id in running and registry.is_awaiting(c.id))
+        "items": [chat_to_dict(c, c.id in running, awaiting=c.id in running and registry.is_awaiting(c.id),
+                               asking=c.id in running and registry.is_asking(c.id))
                   for c in page],
         "next_cursor": _encode_cursor(page[-1]) if len(rows) > limit else None,
     }

@@ -8,13 +8,14 @@ from backend.runtime import runtime
 from backend.store.db import db
 from backend.store.models import ModelEntry, Setting
 from backend.tools import sandbox
-from backend.turns import compaction
+from backend.turns import compaction, questions
 from backend.turns.toolset import SHELL_NETWORK
 
 bp = Blueprint("settings", __name__)
 
 # Every setting a client may write, with its value when never set.
-DEFAULTS = {"default_model_id": None, SHELL_NETWORK: False, compaction.SETTING: compaction.DEFAULTS}
+DEFAULTS = {"default_model_id": None, SHELL_NETWORK: False, compaction.SETTING: compaction.DEFAULTS,
+            questions.SETTING: questions.DEFAULTS}
 READ_ONLY = ("keyring", "catalog", "shell_sandbox")
 
 
@@ -43,6 +44,7 @@ def forget_models(model_ids) -> None:
 def settings_dict() -> dict:
     data = {key: get_setting(key) for key in DEFAULTS}
     data[compaction.SETTING] = vars(compaction.settings())
+    data[questions.SETTING] = {"timeout_s": questions.timeout_s()}
     if data["default_model_id"] and not ModelEntry.get_or_none(ModelEntry.id == data["default_model_id"]):
         data["default_model_id"] = None  # a model removed behind our back (e.g. by hand in the database)
     # Where keys go; without a keyring, why (`cause`, a clause) and what to do (`fix`).
@@ -78,6 +80,7 @@ def patch_settings():
             fields.fail("default_model_id", "No model with this id. Pick one from GET /api/models, or null.")
         network = fields.boolean(SHELL_NETWORK)
         compacting = _compaction(fields)
+        asking = _questions(fields)
         fields.check()
         if model_id is not MISSING:
             set_setting("default_model_id", model_id)
@@ -85,6 +88,8 @@ def patch_settings():
             set_setting(SHELL_NETWORK, network)
         if compacting is not MISSING:
             set_setting(compaction.SETTING, {**vars(compaction.settings()), **compacting})
+        if asking is not MISSING:
+            set_setting(questions.SETTING, asking)
     return settings_dict()
 
 
@@ -104,3 +109,18 @@ def _compaction(fields: Fields):
     fields.errors.update(inner.errors)
     values = {"auto": auto, "threshold": threshold, "model_id": model_id}
     return {k: v for k, v in values.items() if v is not MISSING}
+
+
+def _questions(fields: Fields):
+    """The `questions` object sent ({"timeout_s": seconds or null}), or MISSING."""
+    body = fields.raw(questions.SETTING, False, False)
+    if body is MISSING:
+        return MISSING
+    if not isinstance(body, dict):
+        return fields.fail(questions.SETTING, 'Must be an object like {"timeout_s": 600}, or {"timeout_s": null} '
+                                              'for no limit.')
+    inner = Fields(body, allowed=questions.DEFAULTS, prefix=questions.SETTING + ".")
+    # Seconds a question waits for an answer; null (the default) waits until it is answered.
+    limit = inner.number("timeout_s", 1, questions.MAX_TIMEOUT_S, integer=True, nullable=True)
+    fields.errors.update(inner.errors)
+    return MISSING if limit is MISSING else {"timeout_s": limit}

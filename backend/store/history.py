@@ -342,10 +342,16 @@ def end_streaming(message_id: int, **fields) -> None:
 
 
 def recover_after_crash() -> int:
-    """Rows a dead process left mid-write: streaming ones become `interrupted`; queued ones
-    join their chat's branch as sent (interrupted, so Continue answers them). How many."""
+    """Rows a dead process left mid-write: streaming ones become `interrupted`, and each tool
+    call of theirs left without a result gets one (status `interrupted`: a question or an
+    approval that was waiting never got its answer); queued ones join their chat's branch as
+    sent (interrupted, so Continue answers them). How many rows were marked."""
     with db.atomic():
+        cut = list(Message.select(Message.id, Message.chat, Message.depth, Message.tool_calls)
+                   .where((Message.status == "streaming") & Message.tool_calls.is_null(False)))
         n = Message.update(status="interrupted").where(Message.status == "streaming").execute()
+        for row in cut:
+            _close_unanswered_calls(row)
         for row in (Message.select(Message.id, Message.chat).where((Message.status == "queued")
                                                                    & Message.deleted_at.is_null())
                     .order_by(Message.id)):
@@ -353,6 +359,21 @@ def recover_after_crash() -> int:
             save(row.id, status="interrupted")
             n += 1
     return n
+
+
+def _close_unanswered_calls(row: Message) -> None:
+    """Give each call of `row` without a result one, below its results so far."""
+    leaf = lines.leaf_under(row.id)
+    depth = Message.select(Message.depth).where(Message.id == leaf).scalar()
+    below = path(leaf, limit=depth - row.depth)
+    answered = {r.tool_call_id for r in below if r.role == "tool"}
+    for call in row.tool_calls or []:
+        if call.get("id") in answered:
+            continue
+        leaf = append(row.chat_id, leaf, role="tool", tool_call_id=call.get("id"), tool_error=True,
+                      status="interrupted",
+                      content=f"{call.get('name') or 'The tool'} did not run to completion: "
+                              f"Numi was closed before it finished.").id
 
 
 def reply_usages(chat_id: str) -> list[dict]:

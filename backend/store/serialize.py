@@ -14,7 +14,7 @@ def iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def chat_to_dict(chat, running: bool, full: bool = False, awaiting: bool = False) -> dict:
+def chat_to_dict(chat, running: bool, full: bool = False, awaiting: bool = False, asking: bool = False) -> dict:
     data = {
         "id": chat.id,
         "title": chat.title,
@@ -27,6 +27,7 @@ def chat_to_dict(chat, running: bool, full: bool = False, awaiting: bool = False
         "updated_at": iso(chat.updated_at),
         "running": bool(running),
         "awaiting_approval": bool(awaiting),  # a running turn waits for an approval answer
+        "awaiting_answer": bool(asking),  # a running turn waits for the answer to a question
         "unread": bool(chat.unread),
     }
     if full:

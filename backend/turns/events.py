@@ -32,6 +32,19 @@ class ToolCall(TypedDict):
     arguments: str
 
 
+class QuestionOption(TypedDict):
+    value: str
+    label: str
+
+
+class QuestionItem(TypedDict):
+    key: str
+    prompt: str
+    kind: str  # choice | multi | text
+    options: list[QuestionOption]
+    allow_other: bool
+
+
 class Versions(TypedDict):
     index: int
     count: int
@@ -110,6 +123,9 @@ CHAT_EVENTS = _table(
     Event("compacted", {"boundary_message_id": int, "tokens_before": int, "tokens_after": int}, turn_id=TURN),
     Event("context_trimmed", {"messages_omitted": int, "tokens_before": int, "tokens_after": int},
           {"notice": str}, turn_id=TURN),
+    # CONTRACT §7: the model asks the person (ask_user); `timeout_s`: the seconds left, when they set a limit.
+    Event("question", {"question_id": str, "call_id": str, "items": list[QuestionItem]}, {"timeout_s": int},
+          turn_id=TURN),
 )
 
 # `/ws/_app` (docs/PROTOCOL.md "App-wide events"): state, not steps, so no event_id or epoch.

@@ -24,6 +24,7 @@ from backend.store.models import Chat, ModelEntry
 from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
 from backend.turns.hub import ChatHub
 from backend.turns.queue_rules import ChatQueue, Refuse, Start
+from backend.turns.questions import BadAnswer, NotPending
 from backend.turns.runner import Turn
 from backend.turns.services import TurnServices
 from backend.turns.title import maybe_title
@@ -170,6 +171,15 @@ class TurnRegistry:
 
     def is_awaiting(self, chat_id: str) -> bool:
         return bool(self.pending_approvals(chat_id))
+
+    def pending_questions(self, chat_id: str) -> list[dict]:
+        """The chat's unanswered questions (as `question` events' fields); lock-free like is_running."""
+        state = self._chats.get(chat_id)
+        turn = state.turn if state is not None else None
+        return turn.questions.pending() if turn is not None else []
+
+    def is_asking(self, chat_id: str) -> bool:
+        return bool(self.pending_questions(chat_id))
 
     def open_chat(self, chat_id: str) -> bool:
         """A window opens the chat: False when there is no such chat; it is read now."""
@@ -325,6 +335,25 @@ class TurnRegistry:
         if turn is None or not turn.answer_approval(approval_id, agent.Decision(decision, reason, edited)):
             raise CommandError("not_found", "That approval is no longer waiting (it was answered, "
                                             "or its turn ended).")
+
+    def answer(self, chat_id: str, question_id: str, answers: dict | None, dismissed: bool) -> None:
+        """Answer or dismiss a question of the running turn (CONTRACT §7 `answer`)."""
+        turn = self._state(chat_id).turn
+        try:
+            if turn is None:
+                raise NotPending(question_id)
+            turn.questions.answer(question_id, answers, dismissed)
+        except NotPending:
+            raise CommandError("not_pending", "That question is no longer waiting for an answer (it was "
+                                              "answered or dismissed, or its reply ended).") from None
+        except BadAnswer as exc:
+            raise CommandError("bad_request", f"{exc} The question still waits for your answer.") from None
+
+    def resend_questions(self, chat_id: str) -> None:
+        """Publish the chat's waiting questions again, as new events (a window resumed)."""
+        turn = self._state(chat_id).turn
+        if turn is not None:
+            turn.questions.resend()
 
     def queue_discard(self, chat_id: str, message_id: int) -> None:
         state = self._state(chat_id)

@@ -17,7 +17,7 @@ from backend.core.cancel import CancelToken
 from backend.store import history
 from backend.store.db import db, now
 from backend.store.models import Chat, ModelEntry
-from backend.turns import approvals, compaction, metrics, next_request
+from backend.turns import approvals, compaction, metrics, next_request, questions
 from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.services import TurnServices
@@ -79,6 +79,7 @@ class Turn:
         self.last_message_id: int | None = None
         self._approvals: dict[str, list] = {}  # approval id -> [event, decision, call]
         self._approvals_lock = threading.Lock()
+        self.questions = questions.Questions(self.publish, lambda: services.chat_changed(chat_id))
 
     def publish(self, type_: str, **fields) -> dict:
         return self.hub.publish(type_, self.id, **fields)
@@ -112,6 +113,8 @@ class Turn:
         chat = Chat.get_by_id(self.chat_id)
         continuing = self.continue_message_id is not None
         model, self.tools, plan = next_request.prepare(self.services, chat, self.asked_model_id, continuing)
+        if self.tools.get(questions.NAME) is not None:
+            self.tools.add(self.questions.tool())  # the same spec, answered by this turn's questions
         self.model_id = model.id
         plan = compaction.make_room(chat, model, self.services.keys, tools=self.tools.specs(),
                                     files=self.services.files, plan=plan, continuing=continuing,
@@ -220,6 +223,7 @@ class Turn:
         elif isinstance(ev, agent.AssistantDone):
             self._save_assistant(ev)
         elif isinstance(ev, agent.ToolStarted):
+            self.questions.starting(ev.call)
             self.publish("tool_start", call_id=ev.call.id, name=ev.call.name, arguments=ev.call.arguments,
                          message_id=self.last_message_id)
         elif isinstance(ev, agent.ToolFinished):
@@ -227,21 +231,24 @@ class Turn:
                          output=ev.outcome.result.content, duration_ms=ev.outcome.duration_ms)
         elif isinstance(ev, agent.ToolResult):
             result = ev.outcome.result
+            # A question Numi's closing cut short leaves its turn interrupted (CONTRACT §7).
+            status = "interrupted" if self.questions.cut_by_closing(result.tool_call_id) else "complete"
             with db.atomic():
                 row = history.append_to_branch(self.chat_id, role="tool", content=result.content,
                                                tool_call_id=result.tool_call_id, tool_error=result.is_error,
-                                               status="complete")
+                                               status=status)
                 self._result_saved(result.tool_call_id)
             self.publish("message_saved", message_id=row.id, role="tool")
 
     def _result_saved(self, call_id: str) -> None:
-        """Inside the result's transaction: the last result completes its assistant message."""
+        """Inside the result's transaction: the last result completes its assistant message
+        (or leaves it interrupted, when Numi's closing cut a question of it short)."""
         if self._awaiting_results is None:
             return
         row_id, waiting = self._awaiting_results
         waiting.discard(call_id)
         if not waiting:
-            history.save(row_id, status="complete")
+            history.save(row_id, status="interrupted" if self.questions.cut_by_closing() else "complete")
             self._awaiting_results = None
 
     def _insert_assistant(self, status: str):

@@ -1,8 +1,9 @@
 """The tools one chat's turn may call: the built-in ones its settings allow, plus plugins.
 
 Built-in tools go only to a model that can call tools (its `supports.tools`): a server
-that cannot would refuse the whole request. Web fetch is always offered to such a
-model (each call asks by default); the workspace tools and the shell only when the
+that cannot would refuse the whole request. `ask_user` (a question to the person; each
+turn binds it to its own questions) and web fetch are always offered to such a
+model (each fetch asks by default); the workspace tools and the shell only when the
 chat has a workspace folder, and they see nothing outside it nor Numi's data dir
 (the shell runs sandboxed, its network as the `shell_network` setting says); the
 enabled MCP servers' tools to every such chat. A workspace's file
@@ -19,6 +20,7 @@ from backend.tools.fetch import fetch_tool
 from backend.tools.file_index import FileIndex
 from backend.tools.shell import shell_tool
 from backend.tools.workspace import Workspace, workspace_tools
+from backend.turns.questions import ask_user_tool
 
 SHELL_NETWORK = "shell_network"  # the setting: whether sandboxed commands may use the network (default off)
 
@@ -48,6 +50,7 @@ class Toolsets:
     def for_chat(self, workspace: str | None, model_calls_tools: bool) -> ToolRegistry:
         tools = ToolRegistry(self.plugins.all())
         if model_calls_tools:
+            tools.add(ask_user_tool())
             tools.add(self.fetch)
             if workspace:
                 for tool in self._workspace_tools(workspace):

@@ -41,6 +41,9 @@ export function initialState(chatId) {
     turn: null,
     queue: [],
     approvals: [],
+    // Questions of the running turn waiting for the person (`question`): {question_id, call_id,
+    // items, timeout_s?}; each goes with its call's tool_end, or the turn's end.
+    questions: [],
     // Queued messages that left the queue in its last change (kept for a `steered` that
     // follows, which moves one of them into the running turn).
     unqueued: [],
@@ -180,6 +183,7 @@ function newEpoch(state, epoch) {
   if (state.epoch == null) return next;
   next.messages = mapMessages(state.messages, (m) => (m.status === STREAMING ? { ...m, status: "interrupted" } : m));
   next.approvals = [];
+  next.questions = [];
   if (turnRunning(state)) next.turn = { ...state.turn, status: "failed" };
   return next;
 }
@@ -217,6 +221,7 @@ const HANDLERS = {
       turn: { id: e.turn_id, status: "running", userMessageId: e.user_message_id ?? null,
               messageId: cont, messageIds: [], modelId: null },
       approvals: [],
+      questions: [],
       notice: null,
       usage: null,
       trimmed: null,
@@ -271,7 +276,21 @@ const HANDLERS = {
         state: "done", ok: e.ok ?? null, output: e.output ?? null, durationMs: e.duration_ms ?? null,
       }));
     }
-    return dropApproval(next, e.call_id);
+    return dropQuestion(dropApproval(next, e.call_id), e.call_id);
+  },
+
+  /**
+   * The model asks the person (CONTRACT §7). A question is sent again, with a new id, to a
+   * socket that resumes: one already shown stays as it is. One whose call has ended (its
+   * tool_end came first) is no longer waiting.
+   */
+  question(state, e) {
+    if (state.questions.some((q) => q.question_id === e.question_id)) return state;
+    const owner = findCallOwner(state, e.call_id);
+    if (owner?.toolCalls.find((c) => c.id === e.call_id)?.state === "done") return state;
+    const q = { question_id: e.question_id, call_id: e.call_id, items: e.items || [] };
+    if (Number.isInteger(e.timeout_s)) q.timeout_s = e.timeout_s;
+    return { ...state, questions: [...state.questions, q] };
   },
 
   approval_required(state, e) {
@@ -324,7 +343,8 @@ const HANDLERS = {
 
   turn_end(state, e) {
     const ended = END_STATUS[e.status] || "complete";
-    let next = { ...state, approvals: state.approvals.length ? [] : state.approvals };
+    let next = { ...state, approvals: state.approvals.length ? [] : state.approvals,
+                 questions: state.questions.length ? [] : state.questions };
     if (state.turn && (state.turn.id === e.turn_id || e.turn_id == null)) {
       next.turn = { ...state.turn, status: e.status };
     } else {
@@ -455,6 +475,7 @@ const HANDLERS = {
       next.turn = { ...state.turn, status: TURN_STATUS[status] || "completed" };
     }
     if (status !== STREAMING && next.approvals.length) next.approvals = [];
+    if (status !== STREAMING && next.questions.length) next.questions = [];
     if (e.message_id == null) return next;
     const old = findMessage(next, e.message_id);
     const done = status !== STREAMING;
@@ -777,6 +798,11 @@ function upsertToolCall(state, messageId, callId, fn) {
 function dropApproval(state, callId) {
   if (!state.approvals.some((a) => a.call_id === callId)) return state;
   return { ...state, approvals: state.approvals.filter((a) => a.call_id !== callId) };
+}
+
+function dropQuestion(state, callId) {
+  if (!state.questions.some((q) => q.call_id === callId)) return state;
+  return { ...state, questions: state.questions.filter((q) => q.call_id !== callId) };
 }
 
 /**
