@@ -101,7 +101,7 @@ class DesktopApp:
         self.notifier.start()
         runtime = self.server.runtime
         self.watcher = TurnWatcher(runtime.registry, runtime.app_events, self._on_count,
-                                   self._on_turn_finished, self._on_approval)
+                                   self._on_turn_finished, self._on_approval, self._on_question)
         self.watcher.start()
         self.tray = Tray(self, ASSETS / "numi-64.png")
         try:
@@ -316,6 +316,14 @@ class DesktopApp:
         self.notifier.notify(chat.get("title") or "Numi",
                              f"Waiting for your approval to run {event.get('name', 'a tool')}.", chat["id"])
 
+    def _on_question(self, chat: dict, question: dict) -> None:
+        if self._quitting.is_set() or not self._attention():
+            return
+        items = question.get("items") or [{}]
+        prompt = items[0].get("prompt") or "a question"
+        more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
+        self.notifier.notify(chat.get("title") or "Numi", f"Asks you: {_clip(prompt, 120)}{more}", chat["id"])
+
     # --- stop ---------------------------------------------------------------------------
 
     def _stop_backend(self) -> None:
@@ -340,3 +348,9 @@ class DesktopApp:
     @staticmethod
     def _spawn(fn, *args, **kw) -> None:
         threading.Thread(target=fn, args=args, kwargs=kw, name="desktop-action", daemon=True).start()
+
+
+def _clip(text: str, limit: int) -> str:
+    """One line of at most `limit` characters (a notification's body is short)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"

@@ -84,6 +84,16 @@ def test_close_to_tray_notification_and_quit_while_running(session, tmp_path):
             numi.wait_line(rf"notification shown for chat {chat_id}", after=asked_mark)
             sock.send(type="approve", approval_id=ask["approval_id"], decision="allow")
             sock.until("turn_end", status="completed")
+            # ...and so does a question from the model (a model that calls tools may ask).
+            api.patch(f"/api/models/{model['id']}", {"supports": {"tools": True}})
+            asked_mark = len(numi.lines)
+            items = [{"key": "db", "prompt": "Which database?", "kind": "text"}]
+            fake.enqueue([S.tool_call(0, "q1", "ask_user", json.dumps({"items": items}))], [S.text("Noted.")])
+            sock.send(type="send", request_id="r1c", content="ask me")
+            question = sock.until("question")
+            numi.wait_line(rf"notification shown for chat {chat_id}", after=asked_mark)
+            sock.send(type="answer", question_id=question["question_id"], answers={"db": "SQLite"})
+            sock.until("turn_end", status="completed")
             # ...and clicking it (its default action) opens that chat in the window.
             session.dunst("action", "0")
             numi.wait_line(rf"opening chat {chat_id}", after=mark)
@@ -92,6 +102,7 @@ def test_close_to_tray_notification_and_quit_while_running(session, tmp_path):
             history = json.loads(session.dunst("history"))["data"][0]
             assert any(n["summary"]["data"] == "Desk test" for n in history)
             assert any("Waiting for your approval to run guarded" in n["body"]["data"] for n in history)
+            assert any(n["body"]["data"] == "Asks you: Which database?" for n in history)
 
             # Quit from the tray while a turn runs asks first; declining keeps everything going.
             fake.enqueue([S.text("Partial "), S.hang()])

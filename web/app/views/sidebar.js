@@ -3,7 +3,8 @@
 // newest activity first (the server's order). A chat dragged onto a folder is filed
 // there, onto the chats outside folders taken out (the ⋯ menu's Move does the same).
 // Markers: a pulsing dot while a reply runs, a "!" badge while a tool waits for the
-// person's approval (`awaiting_approval`), a bold title and dot when unread.
+// person's approval (`awaiting_approval`), a "?" badge while the model waits for the answer
+// to a question (`awaiting_answer`), a bold title and dot when unread.
 // Rename by double-click or the ⋯ menu; pin, move to a folder, archive, delete (with
 // Undo in a toast). Below the list: the Archived and Trash views.
 import { h } from "../dom.js";
@@ -279,6 +280,7 @@ export class Sidebar {
     const marks = [];
     // A reply waits for the person's approval: a mark of its own, besides the running one.
     if (chat.awaiting_approval) marks.push(h("span", { class: "mark attention", role: "img", title: "Waiting for your approval", "aria-label": "needs your approval" }, "!"));
+    if (chat.awaiting_answer) marks.push(h("span", { class: "mark attention", role: "img", title: "Waiting for your answer", "aria-label": "asks you a question" }, "?"));
     if (chat.running) marks.push(h("span", { class: "mark running", role: "img", title: "A reply is being written", "aria-label": "running" }));
     else if (chat.unread) marks.push(h("span", { class: "mark unread", role: "img", title: "New reply", "aria-label": "unread" }));
     const link = h("a", {
