@@ -234,6 +234,11 @@ export class ChatSession {
     this._send(frame);
   }
 
+  /** Answer a question of the model (`answers`: {key: text | [texts]}, web/js/questions.js). */
+  answer(questionId, answers) { this._send({ type: "answer", question_id: questionId, answers }); }
+  /** Dismiss it unanswered: the model is told so and goes on. */
+  dismissQuestion(questionId) { this._send({ type: "answer", question_id: questionId, dismissed: true }); }
+
   async _refreshTail() {
     if (this.refreshing) { this.refreshAgain = true; return; }
     this.refreshing = true;

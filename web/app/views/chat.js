@@ -1,6 +1,6 @@
 // The chat view: header (title, workspace, chat settings, the ⋯ menu: Summarize now,
 // Inspect request), the messages with the context's marks (a summary's divider, a turn's
-// "left out" note), notices, approvals, and the composer (its picker is where the chat's
+// "left out" note), notices, approvals, the model's questions, and the composer (its picker is where the chat's
 // model is chosen; the context meter sits beside it). It renders from a ChatSession's
 // reducer state and reuses one MessageView per message, so a frame only touches what changed.
 import { h } from "../dom.js";
@@ -8,6 +8,7 @@ import { app, modelLabel, schedule } from "../store.js";
 import { MessageView, errorText } from "./message.js";
 import { Composer } from "./composer.js";
 import { approvalCard } from "./approval.js";
+import { questionCard } from "./question-card.js";
 import { runFor } from "../render-queue.js";
 import { toast } from "./toast.js";
 import { get } from "../api.js";
@@ -72,11 +73,12 @@ export class ChatView {
     this.list = h("div", { class: "messages" });
     this.pending = h("div", { class: "pending" });
     this.approvals = h("div", { class: "approvals" });
+    this.questions = h("div", { class: "questions" });
     this.notice = h("div", { class: "notice-slot" });
     this.empty = h("div", { class: "empty", hidden: true },
       h("h2", {}, "What's on your mind?"), h("p", { class: "hint" }, "Your chats stay on this computer. Press ? for shortcuts."));
     this.scroller = h("div", { class: "scroller" },
-      h("div", { class: "thread" }, this.sentinel, this.older, this.empty, this.list, this.pending, this.approvals, this.notice));
+      h("div", { class: "thread" }, this.sentinel, this.older, this.empty, this.list, this.pending, this.approvals, this.questions, this.notice));
     this.composer = new Composer({
       send: (text, opts) => this._send(text, opts),
       stop: () => session?.stop(),
@@ -357,6 +359,7 @@ export class ChatView {
     this._renderMessages(state, s.running);
     this._renderPending(state);
     this._renderApprovals(state);
+    this._renderQuestions(state);
     this._renderNotice(state, s.running);
     this._renderMeter(s);
     // Older pages wait until this one is all drawn: a half-drawn page would show the sentinel.
@@ -490,7 +493,7 @@ export class ChatView {
       if (m.role === "tool" && m.toolCallId) toolResults.set(m.toolCallId, m);
       if (m.role === "assistant") { lastAssistant = m; for (const c of m.toolCalls || []) callIds.add(c.id); }
     }
-    const waiting = new Set(state.approvals.map((a) => a.call_id));
+    const waiting = new Set([...state.approvals, ...state.questions].map((a) => a.call_id));
     const steer = new Set(state.queue.filter((q) => q.steer).map((q) => q.message_id));
     // The turn this window followed has ended: a call it left "running" will not finish.
     const turnOver = !!state.turn && state.turn.status !== "running";
@@ -587,6 +590,33 @@ export class ChatView {
     }
     this.cards = cards;
     this.approvals.replaceChildren(...cards.values());
+  }
+
+  _renderQuestions(state) {
+    // A refused answer (an `error` while the card is up) makes it answerable again, saying why.
+    if (state.notice !== this.questionNotice) {
+      this.questionNotice = state.notice;
+      if (state.notice?.kind === "error") for (const card of this.questionCards?.values() || []) card.unlock(state.notice.message);
+    }
+    const key = state.questions.map((q) => q.question_id).join();
+    if (key === this.questionKey) return;
+    this.questionKey = key;
+    const cards = new Map();
+    let fresh = null;
+    for (const q of state.questions) {
+      let card = this.questionCards?.get(q.question_id);
+      if (!card) {
+        card = questionCard(q, (id, answers) => this.session.answer(id, answers), (id) => this.session.dismissQuestion(id));
+        fresh ??= card;
+      }
+      cards.set(q.question_id, card);
+    }
+    this.questionCards = cards;
+    this.questions.replaceChildren(...cards.values());
+    // Keyboard first: a new question takes the focus, unless the person is writing something.
+    const active = document.activeElement;
+    const writing = active && /^(INPUT|TEXTAREA)$/.test(active.tagName) && active.value && !this.questions.contains(active);
+    if (fresh && !writing && !document.querySelector("dialog[open]")) fresh.focusFirst();
   }
 
   _renderMeter(s) {

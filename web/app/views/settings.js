@@ -162,7 +162,23 @@ export class SettingsView {
       },
     });
     this.toolsGeneral.replaceChildren(h("div", { class: "field s-row" }, h("label", { class: "check", for: net.id }, net, " Shell commands may use the network"),
-      shellSandboxLine(true)));
+      shellSandboxLine(true)), this._questionLimit());
+  }
+
+  /** How long a question from the model waits for an answer (settings.questions.timeout_s; none by default). */
+  _questionLimit() {
+    const now = app.settings.questions?.timeout_s ?? null;
+    const choices = [[null, "Until I answer"], [60, "1 minute"], [300, "5 minutes"], [900, "15 minutes"], [3600, "1 hour"]];
+    if (now !== null && !choices.some(([v]) => v === now)) choices.push([now, `${now} seconds`]);
+    const limit = h("select", { id: "set-question-limit", "aria-describedby": "set-question-limit-hint", onchange: async () => {
+      try {
+        app.settings = await patch("/api/settings", { questions: { timeout_s: limit.value ? Number(limit.value) : null } });
+        toast(limit.value ? "Unanswered questions now end after that time." : "Questions wait until you answer.");
+        schedule();
+      } catch (err) { limit.value = now === null ? "" : String(now); toast(err.message); }
+    } }, ...choices.map(([v, t]) => h("option", { value: v === null ? "" : String(v), selected: v === now }, t)));
+    return h("div", { class: "field s-row" }, h("label", { for: limit.id }, "Questions from the model wait"), limit,
+      h("p", { class: "hint", id: "set-question-limit-hint" }, "Unanswered after this time, the model is told you did not answer and goes on."));
   }
 
   /** Where keys and the catalog are kept, with the keyring's "Check again". */
