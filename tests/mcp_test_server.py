@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 
 ECHO_DESCRIPTION = "Echo the text back."
 PNG_BYTES = b"\x89PNG\r\n\x1a\n" + bytes(24)  # only the size and type matter to the client
@@ -49,7 +50,7 @@ def echo(text: str) -> str:
     return text
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))  # changes nothing: plan mode offers it
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
@@ -66,7 +67,8 @@ async def slow(seconds: float) -> str:
     return f"slept {seconds}s"
 
 
-@server.tool()
+# Read-only and destructive at once: a contradiction, so it counts as changing things.
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=True))
 def crash() -> str:
     """Exit the server process at once, as a crashing server would."""
     sys.stderr.write("crashing on purpose\n")

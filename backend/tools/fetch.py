@@ -57,7 +57,8 @@ DESCRIPTION = (
 
 
 def fetch_tool(max_bytes: int = 2_000_000, max_chars: int = 50_000, timeout: float = 20.0) -> Tool:
-    """The web_fetch tool; each call needs the person's approval by default."""
+    """The web_fetch tool; each call needs the person's approval by default. It changes nothing
+    (a GET), so plan mode offers it, still asking."""
     spec = ToolSpec(name="web_fetch", description=DESCRIPTION, parameters={
         "type": "object",
         "properties": {"url": {"type": "string",
@@ -69,7 +70,7 @@ def fetch_tool(max_bytes: int = 2_000_000, max_chars: int = 50_000, timeout: flo
     def run(args: dict, cancel) -> str:
         return fetch(args.get("url"), cancel, max_bytes=max_bytes, max_chars=max_chars, timeout=timeout)
 
-    return Tool(spec, run, concurrent=True, needs_approval=True)
+    return Tool(spec, run, concurrent=True, needs_approval=True, read_only=True)
 
 
 def fetch(url, cancel=None, *, max_bytes: int = 2_000_000, max_chars: int = 50_000,

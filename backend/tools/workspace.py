@@ -521,5 +521,6 @@ def workspace_tools(workspace: Workspace, index: FileIndex | None = None) -> lis
                           ["path", "old_text", "new_text"])),
          edit_file, False, "edit"),
     ]
-    return [Tool(spec, _guard(verb, fn), concurrent=safe, needs_approval=not safe)
+    # The safe ones only read: they run beside others, unasked, and in plan mode.
+    return [Tool(spec, _guard(verb, fn), concurrent=safe, needs_approval=not safe, read_only=safe)
             for spec, fn, safe, verb in specs]

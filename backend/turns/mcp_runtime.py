@@ -6,6 +6,10 @@ changes. Servers start on demand only: when a turn asks for their tools, or
 a POST to the API asks for them (a GET only reads what was last listed). A
 server that cannot start is left out of the turn (the turn goes on without its
 tools) and its status says why.
+
+A server's tool counts as changing nothing (plan mode offers it) only when its listing
+says so: `readOnlyHint` true and not `destructiveHint` true. Without hints it changes
+things, as the MCP specification's defaults say.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import replace
 
 from backend.catalog.mcp_file import secret_id
 from backend.core.tools import Tool
@@ -112,6 +117,9 @@ class McpRuntime:
         try:
             from backend.tools.mcp_client import mcp_tools
             tools = mcp_tools(self._manager, server)
+            listed = self._manager.listed_tools(server) or []  # the listing mcp_tools just read
+            hints = {name: read_only(info.annotations) for name, info in zip(tool_names(server, listed), listed)}
+            tools = [replace(t, read_only=hints.get(t.name, False)) for t in tools]
             self._listed[server] = tools
             return tools
         except McpError as exc:
@@ -181,6 +189,16 @@ def _tool_dicts(server: str, infos) -> list[dict]:
     return [{"name": name, "mcp_name": info.name, "description": info.description,
              "input_schema": info.input_schema, "fingerprint": info.fingerprint}
             for name, info in zip(tool_names(server, infos), infos)]
+
+
+def read_only(annotations: dict | None) -> bool:
+    """Whether a tool's MCP annotations say it changes nothing (unknown: it changes things)."""
+    hints = annotations or {}
+
+    def hint(snake: str, camel: str):
+        return hints.get(snake, hints.get(camel))
+
+    return hint("read_only_hint", "readOnlyHint") is True and hint("destructive_hint", "destructiveHint") is not True
 
 
 def tool_names(server: str, infos) -> list[str]:
