@@ -26,6 +26,7 @@ _SCHEMA: dict[str, dict[str, tuple]] = {
                 "arguments": ((dict, str), False)},
     "queue_discard": {"message_id": (int, True)},
     "answer": {"question_id": (str, True), "answers": (dict, False), "dismissed": (bool, False)},
+    "execute_plan": {"plan_id": (str, True), "request_id": (str, False)},  # CONTRACT §7
     "ping": {},
 }
 DECISIONS = ("allow", "allow_always", "deny")

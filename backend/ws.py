@@ -215,6 +215,8 @@ class Connection:
             reg.queue_discard(chat, frame["message_id"])
         elif kind == "answer":
             reg.answer(chat, frame["question_id"], frame.get("answers"), bool(frame.get("dismissed")))
+        elif kind == "execute_plan":
+            reg.execute_plan(chat, frame["plan_id"], frame.get("request_id"))
 
     def resume(self, after_event_id: int, epoch: str | None) -> None:
         if not self.sub.resume(after_event_id, epoch):

@@ -13,9 +13,9 @@ from tests.test_api_catalog import assert_invalid, make_model, make_provider
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 LIST_FIELDS = {"id", "title", "model_id", "folder_id", "pinned", "archived", "temporary",
-               "created_at", "updated_at", "running", "awaiting_approval", "awaiting_answer", "unread"}
+               "created_at", "updated_at", "running", "awaiting_approval", "awaiting_answer", "unread", "mode"}
 MESSAGE_FIELDS = {"id", "chat_id", "role", "content", "reasoning", "tool_calls", "tool_call_id", "status",
-                  "model_id", "usage", "error", "attachments", "created_at"}
+                  "model_id", "usage", "error", "attachments", "created_at", "plan"}
 
 
 def sql(server, statement: str, params=()):

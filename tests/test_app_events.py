@@ -38,7 +38,7 @@ def test_frames_describe_the_chat_as_it_is_now(database):
     assert created["chat"]["running"] is False and created["chat"]["unread"] is False
     assert set(created["chat"]) == {"id", "title", "model_id", "folder_id", "pinned", "archived", "temporary",
                                     "created_at", "updated_at", "running", "awaiting_approval", "awaiting_answer",
-                                    "unread"}
+                                    "unread", "mode"}
     assert (renamed["chat"]["title"], renamed["chat"]["running"]) == ("Renamed", True)
     assert removed == {"type": "chat_removed", "chat_id": chat.id}
     assert unknown == {"type": "chat_removed", "chat_id": "c_never_existed"}

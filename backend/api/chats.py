@@ -16,14 +16,15 @@ from backend.store.housekeeping import purge_chats
 from backend.store.models import Chat, Folder, Message, ModelEntry
 from backend.store.serialize import chat_to_dict, message_to_dict
 from backend.tools.workspace import same_or_inside
+from backend.turns import modes, plans
 
 bp = Blueprint("chats", __name__)
 
-CREATE_FIELDS = ("title", "model_id", "folder_id", "system_prompt", "params", "temporary", "workspace")
+CREATE_FIELDS = ("title", "model_id", "folder_id", "system_prompt", "params", "temporary", "workspace", "mode")
 PATCH_FIELDS = CREATE_FIELDS + ("pinned", "archived", "unread")
 READ_ONLY = ("id", "created_at", "updated_at", "running", "awaiting_approval", "awaiting_answer")
-# Filing a chat away is not activity in it: these alone do not move it up the list.
-ORGANISING_FIELDS = {"pinned", "archived", "unread", "folder_id", "temporary"}
+# Filing a chat away, or switching its mode, is not activity in it: these alone do not move it up the list.
+ORGANISING_FIELDS = {"pinned", "archived", "unread", "folder_id", "temporary", "mode"}
 REASONING_EFFORTS = ("off", "low", "medium", "high")
 PAGE_MAX = 200
 STOP_WAIT_S = 5.0
@@ -103,6 +104,8 @@ def _chat_changes(body: dict, current: Chat | None) -> dict:
         "params": _check_params(f, (folder.params if folder else {}) if creating else current.params),
         "temporary": f.boolean("temporary"),
         "workspace": _check_workspace(f),
+        # null on create: the folder's mode, else ask (as when it is left out).
+        "mode": f.choice("mode", modes.MODES, nullable=creating),
     }
     if not creating:
         changes.update(pinned=f.boolean("pinned"), archived=f.boolean("archived"), unread=f.boolean("unread"))
@@ -150,6 +153,8 @@ def _inherit(changes: dict, body: dict, folder: Folder) -> None:
         changes["system_prompt"] = folder.system_prompt or ""
     if "params" not in body:
         changes["params"] = dict(folder.params or {})
+    if body.get("mode") is None:
+        changes["mode"] = folder.mode or modes.DEFAULT
 
 
 # -- chats --------------------------------------------------------------------
@@ -205,6 +210,8 @@ def create_chat():
             default = get_setting("default_model_id")
             if default and ModelEntry.get_or_none(ModelEntry.id == default):
                 changes["model_id"] = default
+        if changes.get("mode") is None:
+            changes["mode"] = modes.DEFAULT
         chat = Chat.create(**changes)
     _changed(chat.id)
     return _chat_json(chat), 201
@@ -221,6 +228,8 @@ def patch_chat(chat_id):
     with db.atomic():
         chat = _chat(chat_id)
         changes = _chat_changes(body, chat)
+        if changes.get("mode", chat.mode) != chat.mode:
+            plans.mode_changed(chat.id)
         for name, value in changes.items():
             setattr(chat, name, value)
         if set(changes) - ORGANISING_FIELDS - {"folder"}:

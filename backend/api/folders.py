@@ -1,5 +1,5 @@
 """Folders (our addition to CONTRACT §3, docs/PROTOCOL.md "Folders"): a name and the
-defaults — model, system prompt, params — that new chats created in the folder copy."""
+defaults — model, system prompt, params, mode — that new chats created in the folder copy."""
 from __future__ import annotations
 
 from flask import Blueprint
@@ -12,10 +12,11 @@ from backend.runtime import runtime
 from backend.store.db import db
 from backend.store.models import Chat, Folder, ModelEntry
 from backend.store.serialize import iso
+from backend.turns import modes
 
 bp = Blueprint("folders", __name__)
 
-FIELDS = ("name", "model_id", "system_prompt", "params")
+FIELDS = ("name", "model_id", "system_prompt", "params", "mode")
 READ_ONLY = ("id", "created_at", "chat_count")
 NAME_MAX = 100
 
@@ -48,6 +49,7 @@ def folder_to_dict(folder: Folder, chat_count: int = 0) -> dict:
         "model_id": folder.model_id,
         "system_prompt": folder.system_prompt or "",
         "params": dict(folder.params or {}),
+        "mode": folder.mode or modes.DEFAULT,  # what its new chats start in (CONTRACT §7)
         "chat_count": chat_count,
         "created_at": iso(folder.created_at),
     }
@@ -68,6 +70,7 @@ def _changes(body: dict, current: Folder | None) -> dict:
         "model_id": _check_ref(f, "model_id", ModelEntry, "model", "Pick one from GET /api/models, or null."),
         "system_prompt": "" if system_prompt is None else system_prompt,
         "params": _check_params(f, {} if current is None else current.params),
+        "mode": f.choice("mode", modes.MODES, nullable=True),  # null: new chats start in ask
     }
     f.check()
     return {k: v for k, v in changes.items() if v is not MISSING}

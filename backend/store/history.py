@@ -412,6 +412,18 @@ def link_in_order(chat_id: str | None = None) -> None:
             db.execute_sql(sql, args)
 
 
+def plans_on_branch(chat_id: str) -> list[tuple[int, dict]]:
+    """The plans (CONTRACT §7) messages of the chat's active branch carry, as (message id, plan),
+    newest first."""
+    rows = db.execute_sql("SELECT id, line_id, depth, plan_json FROM message WHERE chat_id = ? "
+                          "AND plan_json IS NOT NULL AND deleted_at IS NULL ORDER BY id DESC",
+                          (chat_id,)).fetchall()
+    if not rows:
+        return []
+    on = on_active_branch(active_leaf(chat_id), {r[0]: (r[1], r[2]) for r in rows})
+    return [(r[0], json.loads(r[3])) for r in rows if r[0] in on]
+
+
 # --- which messages are on the active branch (search) ----------------------------------
 
 def on_active_branch(leaf_id: int | None, hits: dict[int, tuple[int, int]]) -> set[int]:

@@ -29,6 +29,7 @@ def chat_to_dict(chat, running: bool, full: bool = False, awaiting: bool = False
         "awaiting_approval": bool(awaiting),  # a running turn waits for an approval answer
         "awaiting_answer": bool(asking),  # a running turn waits for the answer to a question
         "unread": bool(chat.unread),
+        "mode": chat.mode or "ask",  # CONTRACT §7
     }
     if full:
         data["system_prompt"] = chat.system_prompt or ""
@@ -66,6 +67,8 @@ def message_to_dict(msg) -> dict:
         "created_at": iso(msg.created_at),
         "request_id": msg.request_id,
         "parent_id": msg.parent_id,
+        # CONTRACT §7: the plan its step's update_plan call left ({"plan_id", "steps"}), else null.
+        "plan": msg.plan if isinstance(getattr(msg, "plan", None), dict) else None,
     }
 
 

@@ -2,7 +2,8 @@
 standing ("always") rules a person gave.
 
 A policy is `ask`, `allow` or `deny` per tool name, set per chat or as a default for
-every chat; a tool with none asks when it declares `needs_approval` and runs otherwise.
+every chat; a tool with none follows its own default, which the chat's mode may change
+(backend/turns/modes.py): it asks when it declares `needs_approval` and runs otherwise.
 A standing rule is what "allow always" leaves behind. For most tools it covers the
 tool; for a command-running tool it covers one exact command line, and only one that
 cannot smuggle a second command in (backend/tools/command_rules.py) — anything else
@@ -22,6 +23,8 @@ from backend.store.db import db
 from backend.store.models import Setting
 from backend.tools import sandbox
 from backend.tools.command_rules import rule_matches, standing_rule_allowed, trimmed
+from backend.turns import modes
+from backend.turns.toolset import shell_network
 
 POLICIES = ("ask", "allow", "deny")
 DEFAULT_KEY = "tool_policy_default"
@@ -72,9 +75,9 @@ def set_policy(chat_id: str | None, tool: str, policy: str | None) -> None:
         _put(key, current)
 
 
-def policy_for(chat_id: str, tool: str, needs_approval: bool) -> str:
+def policy_for(chat_id: str, tool: str, needs_approval: bool, mode: str = modes.DEFAULT) -> str:
     policy = (policies(chat_id).get(tool) or policies(None).get(tool)
-              or ("ask" if needs_approval else "allow"))
+              or modes.own_policy(mode, tool, needs_approval, shell_network))
     return "ask" if policy == "allow" and unconfined(tool) else policy
 
 

@@ -15,6 +15,7 @@ from backend.store.compactions import Checkpoint
 from backend.store.files import FileStore
 from backend.store.models import Chat, ModelEntry, Provider, Setting
 from backend.store.serialize import attachment_ids, files_by_id
+from backend.turns import modes, plans
 from backend.turns.attachments import AttachmentError, Budget, message_parts
 
 CONTINUE_PROMPT = ("Your previous reply was cut off. Continue it exactly where it stopped, "
@@ -98,8 +99,12 @@ def with_attachments(rows: list[HistoryRow], model: ModelEntry, store: FileStore
 
 
 def _with_attachments(rows: list[HistoryRow], model: ModelEntry, store: FileStore | None,
-                      ) -> list[tuple[Message, int]]:
-    """Each row as a Message, with the tokens its attached files add to it."""
+                      quotes: set[int] | None = None) -> list[tuple[Message, int]]:
+    """Each row as a Message, with the tokens its attached files add to it.
+
+    A user message that executes a plan comes after the plan quoted as the model's own
+    message (backend/turns/plans.py); `quotes` collects those messages' id()s.
+    """
     files = files_by_id(i for r in rows if r.role == "user" for i in attachment_ids(r))
     newest_user = max((r.id for r in rows if r.role == "user"), default=None)
     budget = Budget.from_env(model.context_window) if files else None
@@ -110,6 +115,12 @@ def _with_attachments(rows: list[HistoryRow], model: ModelEntry, store: FileStor
         extra = 0
         if attached and store is not None:
             message, extra = _attach(message, attached, model, store, budget, current=row.id == newest_user)
+        executed = plans.quoted(row.content_parts) if row.role == "user" else None
+        if executed is not None:
+            quote = plans.quote(executed)
+            out.append((quote, 0))
+            if quotes is not None:
+                quotes.add(id(quote))
         out.append((message, extra))
     return out
 
@@ -220,17 +231,20 @@ def plan_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool
     if checkpoint is _ACTIVE:
         checkpoint = compactions.on_branch(chat.id)
     rows, length = newest_turns(chat.id, checkpoint.boundary_depth if checkpoint else -1)
-    pairs = _with_attachments(rows, model, files)
+    quotes: set[int] = set()
+    pairs = _with_attachments(rows, model, files, quotes)
+    saved = {id(m) for m, _ in pairs} - quotes
     if draft is not None:
         pairs.append(draft)
     if continuing:
         pairs.append((Message(role="user", content=CONTINUE_PROMPT), 0))
     attached = {id(m): n for m, n in pairs}
-    saved = {id(m) for m, _ in pairs[:len(rows)]}
     params = {k: v for k, v in (chat.params or {}).items() if v is not None}
     limits = limits_of(model, params)
     summary = summary_text(checkpoint) if checkpoint else ""
-    fixed = (tokens.system_tokens("\n\n".join(p for p in (chat.system_prompt or "", summary) if p))
+    # What the chat's mode tells the model (plan mode, a plan being executed).
+    note = modes.system_note(chat.mode, [t.name for t in tools], plans.executing(chat.id) is not None)
+    fixed = (tokens.system_tokens("\n\n".join(p for p in (chat.system_prompt or "", note, summary) if p))
              + tokens.tools_tokens(tools) + tokens.REPLY_PRIMING)
     budget = min(limits.input, max_tokens or limits.input) - fixed - NOTICE_ROOM
     try:
@@ -240,7 +254,7 @@ def plan_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool
     above = left_out(rows, window, continuing, draft is not None) if rows else 0
     base = checkpoint.boundary_depth + 1 if checkpoint else 0
     window = replace(window, omitted=max(0, above - base) if window.omitted else 0)
-    system = "\n\n".join(p for p in (chat.system_prompt or "", summary, window.notice()) if p)
+    system = "\n\n".join(p for p in (chat.system_prompt or "", note, summary, window.notice()) if p)
     request = ModelRequest(provider=provider_config(model.provider, keys), wire_api=model.wire_api,
                            model=model.api_model, system=system, messages=window.messages,
                            tools=tuple(tools), params=params, model_id=model.id,

@@ -45,6 +45,11 @@ class QuestionItem(TypedDict):
     allow_other: bool
 
 
+class PlanStep(TypedDict):
+    text: str
+    status: str  # pending | active | done
+
+
 class Versions(TypedDict):
     index: int
     count: int
@@ -126,6 +131,8 @@ CHAT_EVENTS = _table(
     # CONTRACT §7: the model asks the person (ask_user); `timeout_s`: the seconds left, when they set a limit.
     Event("question", {"question_id": str, "call_id": str, "items": list[QuestionItem]}, {"timeout_s": int},
           turn_id=TURN),
+    # CONTRACT §7: update_plan made or changed a plan; `message_id` is the message that carries it.
+    Event("plan", {"plan_id": str, "steps": list[PlanStep]}, {"message_id": int}, turn_id=TURN),
 )
 
 # `/ws/_app` (docs/PROTOCOL.md "App-wide events"): state, not steps, so no event_id or epoch.

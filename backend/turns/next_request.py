@@ -15,7 +15,7 @@ from backend.core import tokens
 from backend.core.types import Message
 from backend.store import history
 from backend.store.models import Chat, File
-from backend.turns import compaction
+from backend.turns import compaction, plans
 from backend.turns.context import (Plan, TurnSetupError, _attach, plan_request, resolve_model,
                                    workspace_folder)
 from backend.turns.services import TurnServices
@@ -27,7 +27,8 @@ def prepare(services: TurnServices, chat: Chat, asked_model_id: str | None = Non
             draft: tuple[Message, int] | None = None):
     """The chat's model, its tool set and the plan of its next request."""
     model = resolve_model(chat, asked_model_id)
-    toolset = services.toolsets.for_chat(workspace_folder(chat), bool(model.supports_tools))
+    toolset = services.toolsets.for_chat(workspace_folder(chat), bool(model.supports_tools), chat.mode,
+                                         plans.executing(chat.id) is not None)
     plan = plan_request(chat, model, services.keys, toolset.specs(), continuing, services.files, draft)
     return model, toolset, plan
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import secrets
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,6 +23,7 @@ from backend.store.db import db, now
 from backend.store.files import FileStore
 from backend.store.models import Chat, ModelEntry
 from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
+from backend.turns import plans
 from backend.turns.hub import ChatHub
 from backend.turns.queue_rules import ChatQueue, Refuse, Start
 from backend.turns.questions import BadAnswer, NotPending
@@ -354,6 +356,26 @@ class TurnRegistry:
         turn = self._state(chat_id).turn
         if turn is not None:
             turn.questions.resend()
+
+    def execute_plan(self, chat_id: str, plan_id: str, request_id: str | None = None) -> None:
+        """Carry out a plan (CONTRACT §7): the chat switches to edit and a turn runs from a user
+        message saying to go ahead (backend/turns/plans.py); `accepted` announces that message."""
+        state = self._state(chat_id)
+        with self._lock:
+            if request_id and history.by_request(chat_id, request_id) is not None:
+                return  # the same press again: it is being carried out already
+            try:
+                plans.pending(chat_id, plan_id)  # an unknown plan is not_pending, even while a reply runs
+                self._check_idle(state)
+                request_id = request_id or "plan_" + secrets.token_hex(6)
+                with db.atomic():
+                    row = plans.start(chat_id, plan_id, request_id)
+                    Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()
+            except plans.NotPending as exc:
+                raise CommandError("not_pending", str(exc)) from None
+            state.hub.publish("accepted", None, request_id=request_id, message_id=row.id, queued=False,
+                              attachments=[])
+            self._start(state, chat_id, row.id)  # tells the chat list: running, and in edit mode now
 
     def queue_discard(self, chat_id: str, message_id: int) -> None:
         state = self._state(chat_id)

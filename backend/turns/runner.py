@@ -17,7 +17,7 @@ from backend.core.cancel import CancelToken
 from backend.store import history
 from backend.store.db import db, now
 from backend.store.models import Chat, ModelEntry
-from backend.turns import approvals, compaction, metrics, next_request, questions
+from backend.turns import approvals, compaction, metrics, next_request, plans, questions
 from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.services import TurnServices
@@ -115,6 +115,7 @@ class Turn:
         model, self.tools, plan = next_request.prepare(self.services, chat, self.asked_model_id, continuing)
         if self.tools.get(questions.NAME) is not None:
             self.tools.add(self.questions.tool())  # the same spec, answered by this turn's questions
+        plans.bind(self.tools, self._record_plan)
         self.model_id = model.id
         plan = compaction.make_room(chat, model, self.services.keys, tools=self.tools.specs(),
                                     files=self.services.files, plan=plan, continuing=continuing,
@@ -300,11 +301,18 @@ class Turn:
             usage["context_key"] = self.context_key
         return usage
 
+    def _record_plan(self, steps: list[dict]) -> str:
+        """update_plan ran: the plan goes on the message of the step that called it (saved before its tools run)."""
+        mode = Chat.get_by_id(self.chat_id).mode
+        return plans.record(self.chat_id, self.last_message_id, steps, self.publish, mode)
+
     # --- approvals ----------------------------------------------------------------------
 
     def _approve(self, call) -> agent.Decision:
         tool = self.tools.get(call.name)
-        policy = approvals.policy_for(self.chat_id, call.name, bool(tool and tool.needs_approval))
+        # The mode as it is now: a switch while the turn runs applies to its next call.
+        mode = Chat.get_by_id(self.chat_id).mode
+        policy = approvals.policy_for(self.chat_id, call.name, bool(tool and tool.needs_approval), mode)
         if policy == "deny":
             return agent.Decision("deny", f"{call.name} is turned off for this chat in Settings → Approvals.")
         changed = approvals.unapproved_change(tool)

@@ -6,7 +6,9 @@ turn binds it to its own questions) and web fetch are always offered to such a
 model (each fetch asks by default); the workspace tools and the shell only when the
 chat has a workspace folder, and they see nothing outside it nor Numi's data dir
 (the shell runs sandboxed, its network as the `shell_network` setting says); the
-enabled MCP servers' tools to every such chat. A workspace's file
+enabled MCP servers' tools to every such chat. The chat's mode then decides what of that
+is offered (backend/turns/modes.py): in plan mode only the tools that change nothing, and
+`update_plan` in plan mode or while a plan is being executed. A workspace's file
 index (watchdog) starts with the first turn that uses it and lives until shutdown.
 """
 from __future__ import annotations
@@ -20,6 +22,8 @@ from backend.tools.fetch import fetch_tool
 from backend.tools.file_index import FileIndex
 from backend.tools.shell import shell_tool
 from backend.tools.workspace import Workspace, workspace_tools
+from backend.turns import modes
+from backend.turns.plans import update_plan_tool
 from backend.turns.questions import ask_user_tool
 
 SHELL_NETWORK = "shell_network"  # the setting: whether sandboxed commands may use the network (default off)
@@ -36,10 +40,12 @@ class Toolsets:
         self.mcp = mcp  # backend/turns/mcp_runtime.py: the enabled MCP servers' tools
         self.data_dir = Path(data_dir)  # never seen by the file tools nor the shell
         self.fetch = fetch_tool()
+        self.update_plan = update_plan_tool()  # each turn binds its own (plans.bind)
         self._lock = threading.Lock()
         self._workspaces: dict[str, tuple[FileIndex, list[Tool]]] = {}
         # The workspace tools' descriptions, for settings screens (never run).
-        self._catalog = [*workspace_tools(Workspace(data_dir)), shell_tool(data_dir), self.fetch]
+        self._catalog = [*workspace_tools(Workspace(data_dir)), shell_tool(data_dir), self.fetch,
+                         self.update_plan]
 
     def catalog(self) -> list[Tool]:
         """Every tool a chat could get, one per name (a built-in one wins over a plugin, as in a turn)."""
@@ -47,7 +53,9 @@ class Toolsets:
         by_name = {t.name: t for t in [*self.plugins.all(), *self._catalog, *mcp]}
         return list(by_name.values())
 
-    def for_chat(self, workspace: str | None, model_calls_tools: bool) -> ToolRegistry:
+    def for_chat(self, workspace: str | None, model_calls_tools: bool, mode: str = modes.DEFAULT,
+                 plan_open: bool = False) -> ToolRegistry:
+        """`plan_open`: the chat is carrying out a plan (update_plan stays offered)."""
         tools = ToolRegistry(self.plugins.all())
         if model_calls_tools:
             tools.add(ask_user_tool())
@@ -58,7 +66,8 @@ class Toolsets:
             if self.mcp is not None:
                 for tool in self.mcp.tools():  # starts servers on demand; one that fails is left out
                     tools.add(tool)
-        return tools
+            tools.add(self.update_plan)
+        return ToolRegistry(modes.offered(tools.all(), mode, plan_open))
 
     def _workspace_tools(self, root: str) -> list[Tool]:
         with self._lock:

@@ -440,6 +440,16 @@ const HANDLERS = {
                                   tokensAfter: e.tokens_after ?? null, notice: e.notice || null } };
   },
 
+  /**
+   * update_plan made or changed a plan (CONTRACT §7): the message whose step called it
+   * carries the plan as it now stands (`plan`, the shape GET …/messages gives).
+   */
+  plan(state, e) {
+    const plan = { plan_id: e.plan_id, steps: (e.steps || []).map((s) => ({ text: s.text, status: s.status })) };
+    const id = e.message_id ?? [...state.messages].reverse().find((m) => m.plan?.plan_id === e.plan_id)?.id;
+    return updateMessage(state, id, (m) => (JSON.stringify(m.plan) === JSON.stringify(plan) ? m : { ...m, plan }));
+  },
+
   title_update: (state, e) => (state.title === e.title ? state : { ...state, title: e.title }),
 
   queue: (state, e) => setQueue(state, e.items || []),
@@ -527,6 +537,8 @@ function fromRow(item, old) {
     requestId: item.request_id ?? null, attachments: item.attachments ?? [], saved: true, placeholder: false,
     parentId: item.parent_id !== undefined ? item.parent_id : old?.parentId ?? null,
     versions: item.versions ?? old?.versions ?? null,
+    // The plan its step's update_plan call left (CONTRACT §7), else null.
+    plan: item.plan ?? null,
     // A tool result that was an error (when the API says so: `tool_error`).
     ...(item.tool_error ? { toolError: true } : {}),
   };
