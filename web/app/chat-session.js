@@ -226,6 +226,8 @@ export class ChatSession {
   }
   continueReply() { this._send({ type: "continue" }); }
   discardQueued(messageId) { this._send({ type: "queue_discard", message_id: messageId }); }
+  /** Carry out a plan (CONTRACT §7): the chat switches to Edit and a turn runs; `accepted` shows its message. */
+  executePlan(planId) { this._send({ type: "execute_plan", plan_id: planId, request_id: randomId("plan") }); }
   /** @param args the arguments as the person edited them (an object); what runs is what was approved */
   approve(approvalId, decision, reason, args) {
     const frame = { type: "approve", approval_id: approvalId, decision };

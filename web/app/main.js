@@ -62,6 +62,10 @@ function onAppFrame(frame) {
   if (frame.type === "resync") { refreshChats(); refreshFolders(); return; }
   replay?.push(frame);
   applyChatFrame(frame, openChatId());
+  // The open chat's mode changed elsewhere (another window, or a plan being executed).
+  const s = app.session;
+  if (frame.type === "chat_changed" && s?.chat && s.chatId === frame.chat?.id && frame.chat.mode
+      && frame.chat.mode !== s.chat.mode) s.setChat({ ...s.chat, mode: frame.chat.mode });
 }
 
 async function moreChats() {
@@ -137,6 +141,7 @@ const actions = {
   async createAndSend(text) {
     const body = {};
     if (view?.draftModel) body.model_id = view.draftModel;
+    if (view?.draftMode) body.mode = view.draftMode;
     // In a folder, what is not given here comes from the folder's defaults (the server copies them).
     if (app.draft.folderId) body.folder_id = app.draft.folderId;
     if (app.draft.temporary) body.temporary = true;

@@ -11,7 +11,7 @@ import { approvalCard } from "./approval.js";
 import { questionCard } from "./question-card.js";
 import { runFor } from "../render-queue.js";
 import { toast } from "./toast.js";
-import { get } from "../api.js";
+import { get, patch } from "../api.js";
 import { activeSettings, usageSummary } from "../../js/chat-marks.js";
 import { shownMessages } from "../../js/reducer.js";
 import { copyText } from "../dom.js";
@@ -20,6 +20,7 @@ import { ContextMarks } from "./context-marks.js";
 import { contextMarks } from "../../js/context-marks.js";
 import { compactedSentence } from "../../js/context-meter.js";
 import { menuKeys } from "./menu.js";
+import { newestPlans } from "../../js/plans.js";
 
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
 // for what is on screen; the rest follows in later tasks.
@@ -86,6 +87,7 @@ export class ChatView {
       switchModel: () => this.composer.picker.open(),
       model: () => this._currentModel(),
       setModel: (id) => this._setModel(id),
+      setMode: (mode) => this._setMode(mode),
       editLast: () => this.editLast(),
       draftChanged: (typing) => session?.refreshContext(typing ? TYPING_PAUSE_MS : 0),
     });
@@ -141,6 +143,7 @@ export class ChatView {
       edit: (id, text) => session.edit(id, text),
       regenerate: (id, modelId) => session.regenerate(id, modelId),
       continueReply: () => session.continueReply(),
+      executePlan: (planId) => { this.stick = true; session.executePlan(planId); },
       switchVersion: (fromId, toId, step) => this.switchVersion(fromId, toId, step),
       textGen: (id, field) => session.textGen(id, field),
       textSince: (id, field, gen, from) => session.textSince(id, field, gen, from),
@@ -201,6 +204,25 @@ export class ChatView {
   _setModel(id) {
     if (this.session) this.actions.setModel(this.session.chatId, id);
     else { this.draftModel = id; schedule(); }
+  }
+
+  /** The chat's mode (CONTRACT §7); a new chat's is chosen here, else its folder's, else Ask. */
+  _currentMode() {
+    if (this.session) return this.session.chat?.mode || "ask";
+    return this.draftMode || app.folders.find((f) => f.id === app.draft?.folderId)?.mode || "ask";
+  }
+
+  /** Switch the chat's mode (PATCH); a new chat is created in the mode chosen. */
+  async _setMode(mode) {
+    const s = this.session;
+    if (!s) { this.draftMode = mode; schedule(); return; }
+    try {
+      s.setChat(await patch(`/api/chats/${encodeURIComponent(s.chatId)}`, { mode }));
+    } catch (err) {
+      toast(err.message);
+      this.composerIn = null; // the switch goes back to the chat's mode
+      schedule();
+    }
   }
 
   /** The model the next message goes to: the chat's (or the new chat's), else the default. */
@@ -325,7 +347,7 @@ export class ChatView {
     const s = this.session;
     const state = s?.state;
     // Skip the frame when none of the inputs changed (compared by identity).
-    const parts = [state, s?.connection, s?.chat, s?.loaded, s?.loadError, s?.loadingOlder, app.models, app.settings, this.dismissedNotice, this.target, this.draftModel,
+    const parts = [state, s?.connection, s?.chat, s?.loaded, s?.loadError, s?.loadingOlder, app.models, app.settings, this.dismissedNotice, this.target, this.draftModel, this.draftMode,
                    s?.context, s?.contextError, s?.compacting];
     if (this.lastParts && !this.backlog && parts.every((p, i) => p === this.lastParts[i])) return;
     const textOnly = this.backlog ? null : this._textOnly(parts);
@@ -342,7 +364,8 @@ export class ChatView {
     if (!s) {
       this.empty.hidden = false;
       this._updateComposer({ running: false, queue: [], disabled: !app.models.length,
-        note: app.models.length ? "" : "Add a model in Settings to start.", model: this._model() });
+        note: app.models.length ? "" : "Add a model in Settings to start.", model: this._model(),
+        mode: this._currentMode() });
       return;
     }
     if (s.loadError) {
@@ -389,7 +412,7 @@ export class ChatView {
     this._updateComposer({
       running: s.running, queue: state.queue, disabled: false,
       note: !model && app.settings && !app.settings.default_model_id ? "This chat has no model: choose one with “Choose a model”." : "",
-      model: this._model(), workspace: s.chat?.workspace || "",
+      model: this._model(), workspace: s.chat?.workspace || "", mode: this._currentMode(),
     });
     runFor(FIRST_PAINT_BUDGET_MS);
     if (this.target != null) this._showTarget();
@@ -429,7 +452,7 @@ export class ChatView {
 
   /** The composer is told only when its inputs change (each write costs a style pass). */
   _updateComposer(opts) {
-    const keys = ["running", "queue", "disabled", "note", "model", "workspace"];
+    const keys = ["running", "queue", "disabled", "note", "model", "workspace", "mode"];
     if (this.composerIn && keys.every((k) => opts[k] === this.composerIn[k])) return;
     this.composerIn = opts;
     this.composer.update(opts);
@@ -494,6 +517,7 @@ export class ChatView {
       if (m.role === "assistant") { lastAssistant = m; for (const c of m.toolCalls || []) callIds.add(c.id); }
     }
     const waiting = new Set([...state.approvals, ...state.questions].map((a) => a.call_id));
+    const plans = newestPlans(shown); // each plan's newest card is the one that executes
     const steer = new Set(state.queue.filter((q) => q.steer).map((q) => q.message_id));
     // The turn this window followed has ended: a call it left "running" will not finish.
     const turnOver = !!state.turn && state.turn.status !== "running";
@@ -548,7 +572,7 @@ export class ChatView {
         this.views.set(m.id, view);
       }
       view.update(m, { busy, lastAssistant: m === lastAssistant, toolResults, chatModel, ownModel, waiting, steer,
-                       turnOver });
+                       turnOver, plans });
       live.add(m.id);
       // Keep DOM order equal to state order with pointer checks only.
       for (const el of [view.el, ...(after.get(m.id) || [])]) {

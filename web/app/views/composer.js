@@ -7,13 +7,16 @@
 // for images, name and size otherwise) with its progress and ✕ to remove it.
 // What the chat's model cannot do is said before sending: an image for a model without
 // vision (with "Switch model"), a workspace for a model with tools off (with the setting).
-// Under the box, the model picker chooses the chat's model; ↑ in the empty box edits
+// Under the box, the model picker chooses the chat's model and the mode switch its mode
+// (Ask, Plan, Edit, Auto: CONTRACT §7; a native select, so keys and screen readers know it);
+// ↑ in the empty box edits
 // the last message sent. What the box holds is counted for the context meter (draft()):
 // `draftChanged` is told after each change, to read the count after a pause when typing
 // and at once when files come or go.
 import { h } from "../dom.js";
 import { ModelPicker, rememberModel } from "./model-picker.js";
 import { formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
+import { MODES, modeInfo } from "../../js/plans.js";
 
 // Under the box while a reply runs.
 const MOD = /Mac|iPhone|iPad/.test(globalThis.navigator?.platform || "") ? "⌘" : "Ctrl";
@@ -24,7 +27,7 @@ const READABLE = "images, text files (code, Markdown, CSV, JSON) and PDFs";
 
 export class Composer {
   /** @param hooks {{send(text): boolean, stop(), discard(messageId), model(): string|null, setModel(id), editLast(): boolean,
-   *    switchModel(), draftChanged(typing: boolean)}} */
+   *    switchModel(), draftChanged(typing: boolean), setMode(mode)}} */
   constructor(hooks) {
     this.hooks = hooks;
     this.input = h("textarea", {
@@ -49,7 +52,10 @@ export class Composer {
       h("div", { class: "composer-buttons" }, this.stopBtn, this.sendBtn));
     this.picker = new ModelPicker({ label: "Model for this chat", up: true, current: () => hooks.model(),
       onPick: (id) => { hooks.setModel(id); this.focus(); } });
-    this.foot = h("div", { class: "composer-foot" }, this.picker.el, this.note);
+    this.modeSelect = h("select", { class: "mode-select", "aria-label": "Mode", dataset: { mode: "ask" },
+      onchange: () => { this._drawMode(this.modeSelect.value); this.hooks.setMode?.(this.modeSelect.value); } },
+      ...MODES.map((m) => h("option", { value: m.value, title: m.hint }, m.label)));
+    this.foot = h("div", { class: "composer-foot" }, this.picker.el, this.modeSelect, this.note);
     this.el = h("div", { class: "composer" }, this.queue, this.attachList, this.attachError, this.capsWarning, this.box,
       this.fileInput, this.foot);
     this.queueKey = "";
@@ -273,8 +279,17 @@ export class Composer {
   // The box is always on screen: nothing to scroll into view (that would need a layout).
   focus() { this.input.focus({ preventScroll: true }); }
 
-  /** opts: {running, queue: [{message_id, preview, steer}], disabled, note, model, workspace} */
-  update({ running, queue, disabled, note, model, workspace }) {
+  /** The switch shows `mode`, and says what it does in its tooltip. */
+  _drawMode(mode) {
+    const info = modeInfo(mode);
+    if (this.modeSelect.value !== info.value) this.modeSelect.value = info.value;
+    this.modeSelect.dataset.mode = info.value;
+    this.modeSelect.title = `${info.label} mode: ${info.hint}`;
+  }
+
+  /** opts: {running, queue: [{message_id, preview, steer}], disabled, note, model, workspace, mode} */
+  update({ running, queue, disabled, note, model, workspace, mode }) {
+    this._drawMode(mode);
     this.model = model || null;
     this.workspace = workspace || "";
     this._drawCaps();
@@ -286,6 +301,7 @@ export class Composer {
     this.sendBtn.disabled = this.disabled;
     this.input.disabled = this.disabled;
     this.attachBtn.disabled = this.disabled;
+    this.modeSelect.disabled = this.disabled;
     // While a reply runs, say what the two ways of sending do (unless there is a note to give).
     const say = note || (running && !this.disabled ? STEER_HINT : "");
     if (this.note.textContent !== say) this.note.textContent = say;

@@ -5,6 +5,7 @@
 import { h } from "../dom.js";
 import { app } from "../store.js";
 import { sheet } from "./dialogs.js";
+import { MODES } from "../../js/plans.js";
 
 let forms = 0;
 
@@ -13,8 +14,8 @@ function errorText(err) {
 }
 
 /**
- * Create (folder null) or edit a folder: name, and the model, system prompt, temperature
- * and reasoning effort that new chats made in it start with.
+ * Create (folder null) or edit a folder: name, and the model, system prompt, temperature,
+ * reasoning effort and mode that new chats made in it start with.
  * @param save async (body) => folder; an ApiError it throws is shown in the sheet
  */
 export function openFolderDialog(folder, save) {
@@ -37,6 +38,8 @@ export function openFolderDialog(folder, save) {
   const effort = h("select", { id: id("effort") },
     ...[["", "Model default"], ["off", "Off"], ["low", "Low"], ["medium", "Medium"], ["high", "High"]]
       .map(([v, t]) => h("option", { value: v, selected: (p.reasoning_effort || "") === v }, t)));
+  const mode = h("select", { id: id("mode") },
+    ...MODES.map((m) => h("option", { value: m.value, title: m.hint, selected: (folder?.mode || "ask") === m.value }, m.label)));
   const err = h("div", { class: "field-error", role: "alert" });
   const submit = h("button", { type: "submit", class: "primary" }, folder ? "Save" : "Create folder");
   const form = h("form", { class: "chat-settings folder-form" },
@@ -46,6 +49,7 @@ export function openFolderDialog(folder, save) {
     h("div", { class: "field" }, h("label", { for: id("prompt") }, "System prompt"), prompt),
     h("div", { class: "field" }, h("label", { for: id("temp") }, h("span", {}, tempOn, " Temperature "), tempOut), temp),
     h("div", { class: "field" }, h("label", { for: id("effort") }, "Reasoning effort"), effort),
+    h("div", { class: "field" }, h("label", { for: id("mode") }, "Mode"), mode),
     err,
     h("div", { class: "form-row" }, submit));
   const d = sheet(folder ? `Folder “${folder.name}”` : "New folder", form);
@@ -57,7 +61,8 @@ export function openFolderDialog(folder, save) {
     const params = { temperature: tempOn.checked ? Number(temp.value) : null, reasoning_effort: effort.value || null };
     submit.disabled = true;
     try {
-      await save({ name: name.value.trim(), model_id: model.value || null, system_prompt: prompt.value, params });
+      await save({ name: name.value.trim(), model_id: model.value || null, system_prompt: prompt.value, params,
+                   mode: mode.value });
       d.close();
     } catch (e2) {
       err.textContent = errorText(e2);

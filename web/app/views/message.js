@@ -7,6 +7,8 @@ import { modelLabel } from "../store.js";
 import { toast } from "./toast.js";
 import { fileUrl, formatSize, icon, isImage } from "../attachments.js";
 import { ModelPicker } from "./model-picker.js";
+import { PlanCard } from "./plan-card.js";
+import { canExecute } from "../../js/plans.js";
 
 const CUT_OFF = new Set(["interrupted", "cancelled", "error"]);
 const STATUS_TEXT = {
@@ -87,6 +89,9 @@ function versionAt(msg, step) {
   return id === undefined ? null : id;
 }
 
+// What a message's plan card shows: its plan, and whether it is that plan's newest card.
+const planKey = (msg, ctx) => (msg.plan ? `${JSON.stringify(msg.plan)}${ctx.plans?.get(msg.plan.plan_id) === msg.id}` : "");
+
 const versionsKey = (v) => (v && v.count > 1 ? `${v.index}/${v.count}/${v.ids?.join()}` : "");
 
 export class MessageView {
@@ -164,7 +169,7 @@ export class MessageView {
     const sig = [msg.status, !!msg.content, msg.role === "assistant" && modelLabel(msg.modelId || ctx.chatModel), !!msg.reasoning, msg.toolCalls?.length,
       (msg.toolCalls || []).map((c) => `${c.state}${c.ok}${c.output?.length}${ctx.waiting?.has(c.id)}${c.arguments?.length}${!!c.edited}`).join(","),
       !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing, !!ctx.steer?.has(msg.id), !!ctx.turnOver,
-      versionsKey(msg.versions), ctx.ownModel].join("|");
+      versionsKey(msg.versions), ctx.ownModel, planKey(msg, ctx)].join("|");
     this.lastCtx = ctx;
     if (msg === this.msg && sig === this.sig) return;
     if (sig === this.sig && this._onlyText(msg)) {
@@ -239,6 +244,7 @@ export class MessageView {
     setIf(this.meta, "textContent", [modelLabel(msg.modelId || ctx.chatModel), STATUS_TEXT[msg.status]].filter(Boolean).join(" · "));
     setIf(this.body, "hidden", !msg.content && !streaming);
     this._updateTools(msg.toolCalls || [], ctx.toolResults, ctx.waiting, ctx.turnOver);
+    this._updatePlan(msg, ctx);
     this._updateVersions(msg);
     const err = errorText(msg.error);
     setIf(this.error, "hidden", !err);
@@ -346,6 +352,15 @@ export class MessageView {
     for (const [id, row] of this.toolRows) {
       if (!seen.has(id)) { row.el.remove(); this.toolRows.delete(id); }
     }
+  }
+
+  /** The plan its step's update_plan call left, as a card after its tool rows (views/plan-card.js). */
+  _updatePlan(msg, ctx) {
+    if (!msg.plan) { this.planCard?.el.remove(); this.planCard = null; return; }
+    this.planCard ??= new PlanCard((planId) => this.actions.executePlan?.(planId));
+    this.planCard.update(msg.plan, { executable: canExecute(msg.plan, { newest: ctx.plans?.get(msg.plan.plan_id) === msg.id,
+                                                                         running: ctx.busy }) });
+    if (!this.planCard.el.isConnected) this.tools.after(this.planCard.el);
   }
 
   _updatePlain(msg, ctx) {

@@ -1,0 +1,45 @@
+// Modes and plans (CONTRACT §7) as the window shows them: the modes the composer offers,
+// a plan's progress in words, which card of a plan is its newest, and when it can be
+// executed. Pure: no DOM, tested in tests/js/plans.test.mjs.
+
+export const MODES = Object.freeze([
+  { value: "ask", label: "Ask", hint: "Each tool runs or asks as its approval settings say." },
+  { value: "plan", label: "Plan", hint: "Only tools that change nothing: the model proposes a plan you can execute." },
+  { value: "edit", label: "Edit", hint: "Changes to workspace files run without asking; commands ask." },
+  { value: "auto", label: "Auto", hint: "As Edit, and commands run without asking inside the workspace; anything reaching outside it asks." },
+]);
+
+/** The mode `value` names (an unknown or missing one is Ask, the server's default). */
+export function modeInfo(value) {
+  return MODES.find((m) => m.value === value) || MODES[0];
+}
+
+export const STATUS_LABEL = Object.freeze({ pending: "to do", active: "in progress", done: "done" });
+
+/** How far a plan is: counts by status, `finished` when every step is done, and a phrase. */
+export function planProgress(plan) {
+  const steps = Array.isArray(plan?.steps) ? plan.steps : [];
+  const count = (status) => steps.filter((s) => s.status === status).length;
+  const total = steps.length;
+  const done = count("done");
+  const active = count("active");
+  const finished = total > 0 && done === total;
+  const text = finished ? `All ${total} step${total === 1 ? "" : "s"} done`
+    : `${done} of ${total} step${total === 1 ? "" : "s"} done`;
+  return { total, done, active, pending: total - done - active, finished, text };
+}
+
+/** plan_id → the id of the newest message (last shown) carrying that plan: the card that is current. */
+export function newestPlans(messages) {
+  const out = new Map();
+  for (const m of messages || []) if (m.plan?.plan_id) out.set(m.plan.plan_id, m.id);
+  return out;
+}
+
+/**
+ * Whether a card offers "Execute plan": it is its plan's newest card, no reply runs, and a
+ * step is left to do (the server refuses a finished plan with `not_pending`).
+ */
+export function canExecute(plan, { newest, running }) {
+  return !!newest && !running && plan?.steps?.length > 0 && !planProgress(plan).finished;
+}
