@@ -67,6 +67,15 @@ async def slow(seconds: float) -> str:
     return f"slept {seconds}s"
 
 
+@server.tool()
+async def count(steps: int, pause: float, ctx: Context) -> str:
+    """Count to `steps`, reporting progress at each step, `pause` seconds apart."""
+    for i in range(1, steps + 1):
+        await ctx.report_progress(i, steps, f"step {i} of {steps}")
+        await anyio.sleep(pause)
+    return f"counted to {steps}"
+
+
 # Read-only and destructive at once: a contradiction, so it counts as changing things.
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=True))
 def crash() -> str:

@@ -74,6 +74,13 @@ class ToolFinished:
 
 
 @dataclass(frozen=True)
+class ToolProgress:
+    """A running call reported how it is going (from the thread that runs it)."""
+    call: ToolCall
+    fields: dict  # output (new text) | progress, total, message
+
+
+@dataclass(frozen=True)
 class ToolResult:
     """A result to commit; these come in call order."""
     call: ToolCall
@@ -329,7 +336,8 @@ class AgentLoop:
                 outcomes[i] = toolbox.error_result(calls[i], "Not run: the turn was stopped.")
                 continue
             self.emit(ToolStarted(calls[i]))
-            outcomes[i] = toolbox.execute(self.tools.get(calls[i].name), calls[i], self.cancel)
+            outcomes[i] = toolbox.execute(self.tools.get(calls[i].name), calls[i], self.cancel,
+                                          self._progress_of(calls[i]))
             self.emit(ToolFinished(calls[i], outcomes[i]))
         for i in edited:
             # The model must know what ran was not what it asked for.
@@ -347,7 +355,10 @@ class AgentLoop:
         if self.pool is None:
             from concurrent.futures import Future
             future: Future = Future()
-            future.set_result(toolbox.execute(tool, call, self.cancel))
+            future.set_result(toolbox.execute(tool, call, self.cancel, self._progress_of(call)))
             return future
-        return self.pool.submit(toolbox.execute, tool, call, self.cancel)
+        return self.pool.submit(toolbox.execute, tool, call, self.cancel, self._progress_of(call))
+
+    def _progress_of(self, call: ToolCall) -> Callable[..., None]:
+        return lambda **fields: self.emit(ToolProgress(call, fields))
 

@@ -3,7 +3,8 @@
 A tool declares whether it may run beside others (`concurrent`), whether a
 person must approve each call (`needs_approval`) and whether it changes
 anything (`read_only`: a chat in plan mode is offered only read-only tools;
-unknown = it changes things). Failures are results: a tool
+unknown = it changes things). A running call may report how it is going through the context it is given
+(`report_progress`). Failures are results: a tool
 that raises, or a name nobody registered, becomes an error result the model
 reads, never a crashed turn.
 """
@@ -81,15 +82,35 @@ def parse_arguments(call: ToolCall) -> dict:
     return args
 
 
-def execute(tool: Tool | None, call: ToolCall, cancel) -> ToolOutcome:
-    """Run one call to completion and describe the result for the model."""
+class CallContext:
+    """What a running call gets as its cancel token: the turn's token, and where its progress goes."""
+
+    def __init__(self, cancel, progress: Callable[..., None]):
+        self._cancel = cancel
+        self.progress = progress  # (output=, progress=, total=, message=) -> None
+
+    def __getattr__(self, name):  # is_set, wait, on_cancel, reason: the turn's token answers
+        return getattr(self._cancel, name)
+
+
+def report_progress(cancel, **fields) -> None:
+    """Tell whoever runs the call how it is going: `output` (new text), or MCP's
+    `progress`, `total` and `message`. Nothing happens when nobody listens."""
+    progress = getattr(cancel, "progress", None)
+    if progress is not None:
+        progress(**fields)
+
+
+def execute(tool: Tool | None, call: ToolCall, cancel, progress: Callable[..., None] | None = None) -> ToolOutcome:
+    """Run one call to completion and describe the result for the model; `progress`
+    receives what the call reports while it runs."""
     started = time.monotonic()
     if tool is None:
         return error_result(call, f"There is no tool named {call.name!r} in this chat. "
                                   f"Use only the tools you were given.", started)
     try:
         args = parse_arguments(call)
-        output = tool.run(args, cancel)
+        output = tool.run(args, cancel if progress is None else CallContext(cancel, progress))
     except ValueError as exc:
         return error_result(call, str(exc), started)
     except Exception as exc:  # a tool's failure is information for the model, not a crash

@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
-from backend.core.tools import Tool
+from backend.core.tools import Tool, report_progress
 from backend.core.types import ToolSpec
 from backend.tools.mcp_servers import McpConnection, McpError, McpServerConfig
 
@@ -152,7 +152,12 @@ class McpManager:
         """Run one tool and return its text; failures, timeouts and cancels raise McpError."""
         conn = self._get(server)
         seconds = conn.config.call_timeout if timeout is None else timeout
-        result = self._wait(conn.call(name, arguments or {}, seconds), cancel,
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            report_progress(cancel, progress=progress, total=total, message=message or "")
+
+        wants = getattr(cancel, "progress", None) is not None
+        result = self._wait(conn.call(name, arguments or {}, seconds, on_progress if wants else None), cancel,
                             what=f"the call to '{name}' on '{server}'")
         return result_text(result)
 

@@ -135,10 +135,11 @@ class McpConnection:
             raise McpError(self.state[1] or f"The MCP server '{self.name}' is not running. {SETTINGS_HINT}")
         return self._client
 
-    async def call(self, tool: str, arguments: dict, timeout: float) -> CallToolResult:
+    async def call(self, tool: str, arguments: dict, timeout: float, progress=None) -> CallToolResult:
+        """`progress` (async (progress, total, message)) receives the server's progress notifications."""
         client = await self.client()
         try:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            return await client.call_tool(tool, arguments, read_timeout_seconds=timeout, progress_callback=progress)
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 raise McpError(f"The MCP tool '{tool}' on '{self.name}' did not answer within {timeout:g} s, "

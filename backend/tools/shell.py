@@ -6,10 +6,12 @@ everything it started, background children included; under bubblewrap the
 command is also in a PID namespace of its own, which ends with it. When the
 command itself finishes, whatever it left running is ended too: nothing outlives
 the call unseen. Output is read as it comes and only its head and tail are kept,
-so a command printing gigabytes costs ~the cap.
+so a command printing gigabytes costs ~the cap; what arrives is also reported as
+progress while the command runs, for the tool row to show its last lines.
 """
 from __future__ import annotations
 
+import codecs
 import math
 import os
 import signal
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from backend.core.tools import Tool
+from backend.core.tools import Tool, report_progress
 from backend.core.types import ToolSpec
 from backend.private_files import USER_UMASK
 from backend.tools import sandbox
@@ -43,15 +45,16 @@ class CommandResult:
 
 
 def run_command(command: str, cwd: Path, *, timeout: float, output_cap: int, cancel,
-                grace: float = KILL_GRACE, launch: Launch | None = None) -> CommandResult:
+                grace: float = KILL_GRACE, launch: Launch | None = None,
+                on_output: Callable[[str], None] | None = None) -> CommandResult:
     """Run `command` in `cwd` (as `launch` says, else unconfined through the platform shell),
-    ending its whole tree on timeout or cancel."""
+    ending its whole tree on timeout or cancel; `on_output` gets the output as it comes."""
     started = time.monotonic()
     if cancel.is_set():
         return CommandResult(None, 0, "", False, False, True)
     proc = _spawn(launch or sandbox.plain(command), cwd)
     sink = _HeadTail(output_cap)
-    reader = threading.Thread(target=_pump, args=(proc.stdout, sink), name="shell-output", daemon=True)
+    reader = threading.Thread(target=_pump, args=(proc.stdout, sink, on_output), name="shell-output", daemon=True)
     reader.start()
     exited, wake = threading.Event(), threading.Event()
     threading.Thread(target=_await_exit, args=(proc, exited, wake), name="shell-wait", daemon=True).start()
@@ -127,7 +130,7 @@ def shell_tool(workspace_root: Path, timeout_default: float = 120, timeout_max: 
             launch = sandbox.plain(command)
         try:
             result = run_command(command, root, timeout=timeout, output_cap=output_cap, cancel=cancel,
-                                 launch=launch)
+                                 launch=launch, on_output=lambda text: report_progress(cancel, output=text))
         finally:
             launch.cleanup()
         return describe(result, timeout)
@@ -235,11 +238,18 @@ def _signal_tree(proc: subprocess.Popen, *, kill: bool) -> None:
 
 # --- the output ----------------------------------------------------------------------
 
-def _pump(stream, sink: "_HeadTail") -> None:
-    """Read the pipe to its end into `sink`, a chunk at a time."""
+def _pump(stream, sink: "_HeadTail", on_output: Callable[[str], None] | None = None) -> None:
+    """Read the pipe to its end into `sink`, a chunk at a time, handing each on as text."""
+    # Incremental: a character split between two reads is decoded whole, once.
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
     try:
         while chunk := stream.read1(_CHUNK):
             sink.add(chunk)
+            if on_output is not None and (text := decoder.decode(chunk)):
+                try:
+                    on_output(text)
+                except Exception:
+                    on_output = None  # reporting is for show: the output itself is still read whole
     except (OSError, ValueError):
         pass  # the pipe broke; what arrived is what there is
     finally:

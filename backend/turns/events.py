@@ -133,6 +133,9 @@ CHAT_EVENTS = _table(
           turn_id=TURN),
     # CONTRACT §7: update_plan made or changed a plan; `message_id` is the message that carries it.
     Event("plan", {"plan_id": str, "steps": list[PlanStep]}, {"message_id": int}, turn_id=TURN),
+    # docs/PROTOCOL.md "Live tool progress": a running call's time so far, last output, MCP progress.
+    Event("tool_progress", {"call_id": str, "name": str, "elapsed_ms": int},
+          {"output": str, "progress": float | None, "total": float | None, "message": str}, turn_id=TURN),
 )
 
 # `/ws/_app` (docs/PROTOCOL.md "App-wide events"): state, not steps, so no event_id or epoch.

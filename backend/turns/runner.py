@@ -3,7 +3,8 @@
 The loop reports what happens; this module commits it at the contract's save
 boundaries (the assistant message before its tools run, tool results in call
 order, partial text at least once a second through the registry's flusher)
-and publishes each event to the chat's hub.
+and publishes each event to the chat's hub. A running call's progress goes
+out as `tool_progress`.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from backend.store.models import Chat, ModelEntry
 from backend.turns import approvals, compaction, metrics, next_request, plans, questions
 from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
 from backend.turns.hub import ChatHub
+from backend.turns.progress import Progress
 from backend.turns.services import TurnServices
 
 log = logging.getLogger(__name__)
@@ -80,6 +82,7 @@ class Turn:
         self._approvals: dict[str, list] = {}  # approval id -> [event, decision, call]
         self._approvals_lock = threading.Lock()
         self.questions = questions.Questions(self.publish, lambda: services.chat_changed(chat_id))
+        self.progress = Progress(self.publish)
 
     def publish(self, type_: str, **fields) -> dict:
         return self.hub.publish(type_, self.id, **fields)
@@ -225,9 +228,13 @@ class Turn:
             self._save_assistant(ev)
         elif isinstance(ev, agent.ToolStarted):
             self.questions.starting(ev.call)
+            self.progress.start(ev.call.id, ev.call.name)
             self.publish("tool_start", call_id=ev.call.id, name=ev.call.name, arguments=ev.call.arguments,
                          message_id=self.last_message_id)
+        elif isinstance(ev, agent.ToolProgress):
+            self.progress.report(ev.call.id, ev.fields)
         elif isinstance(ev, agent.ToolFinished):
+            self.progress.end(ev.call.id)
             self.publish("tool_end", call_id=ev.call.id, name=ev.call.name, ok=ev.outcome.ok,
                          output=ev.outcome.result.content, duration_ms=ev.outcome.duration_ms)
         elif isinstance(ev, agent.ToolResult):

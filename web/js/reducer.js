@@ -271,10 +271,11 @@ const HANDLERS = {
     let next = state;
     const owner = findCallOwner(state, e.call_id)?.id ?? state.turn?.messageId;
     if (owner != null && findMessage(state, owner)) {
-      next = upsertToolCall(next, owner, e.call_id, (c) => ({
-        ...(c || toolCall(e.call_id, e.name, "", "done")),
-        state: "done", ok: e.ok ?? null, output: e.output ?? null, durationMs: e.duration_ms ?? null,
-      }));
+      next = upsertToolCall(next, owner, e.call_id, (c) => {
+        // Its progress is over.
+        const { progress, ...call } = c || toolCall(e.call_id, e.name, "", "done");
+        return { ...call, state: "done", ok: e.ok ?? null, output: e.output ?? null, durationMs: e.duration_ms ?? null };
+      });
     }
     return dropQuestion(dropApproval(next, e.call_id), e.call_id);
   },
@@ -307,6 +308,16 @@ const HANDLERS = {
     const owner = findCallOwner(next, e.call_id);
     if (owner) next = upsertToolCall(next, owner.id, e.call_id, (c) => ({ ...c, arguments: e.arguments }));
     return next;
+  },
+
+  tool_progress(state, e) {
+    // The newest report of a running call; one that ran out behind its tool_end changes nothing.
+    const owner = findCallOwner(state, e.call_id);
+    const call = owner?.toolCalls.find((c) => c.id === e.call_id);
+    if (!call || call.state === "done") return state;
+    const progress = { elapsedMs: e.elapsed_ms ?? 0, output: e.output ?? "", progress: e.progress ?? null,
+                       total: e.total ?? null, message: e.message ?? "" };
+    return upsertToolCall(state, owner.id, e.call_id, (c) => ({ ...c, progress }));
   },
 
   message_saved(state, e) {

@@ -1,7 +1,9 @@
 // A tool call as one row: name, live state (preparing → running, with a spinner and the
 // time so far → ok / failed), the shell's exit code, duration; the row folds open to
 // the arguments and the output, each of which folds away on its own. Long output shows
-// its first 40 lines / 4 000 characters until "Show all".
+// its first 40 lines / 4 000 characters until "Show all". While it runs, the server's
+// `tool_progress` adds its progress (an MCP tool's figures and message) and its last
+// lines of output.
 // Tool text is shown with textContent only: it comes from models and tools.
 import { h } from "../dom.js";
 import { exitChip, formatDuration, shellCommand, shellFooter, truncateOutput } from "../../js/tool-output.js";
@@ -30,6 +32,9 @@ function stateOf(call) {
 
 let rows = 0;
 
+/** A progress figure as people write it: 3, 2.5 (never 2.5000000001). */
+const fmt = (n) => (Number.isInteger(n) ? String(n) : String(Math.round(n * 100) / 100));
+
 /** A label that folds its section: a button with aria-expanded (not a nested <summary>). */
 function foldButton(label, target) {
   const b = h("button", { type: "button", class: "tool-label tool-fold", "aria-expanded": "true", "aria-controls": target.id },
@@ -54,6 +59,14 @@ export class ToolCallRow {
     this.elapsed = h("span", { class: "tool-elapsed", "aria-hidden": "true", hidden: true });
     this.exit = h("span", { class: "chip exit-chip", hidden: true });
     this.time = h("span", { class: "tool-time" });
+    // What a running call reported last: one line of it in the summary (for the eye only, as
+    // the clock), and inside MCP's figures as a bar with its message, and the last output lines.
+    this.liveLine = h("span", { class: "tool-live-line", "aria-hidden": "true", hidden: true });
+    this.liveBar = h("progress", { class: "tool-progress-bar", max: 1, hidden: true, "aria-label": "Progress" });
+    this.liveNote = h("span", { class: "tool-progress-note" });
+    this.liveOut = h("pre", { class: "tool-pre tool-live-out", hidden: true });
+    this.live = h("div", { class: "tool-live", hidden: true }, h("div", { class: "tool-progress" }, this.liveBar, this.liveNote),
+      this.liveOut);
     this.args = h("pre", { class: "tool-pre", id: `tool-args-${id}` });
     this.out = h("pre", { class: "tool-pre tool-out", id: `tool-out-${id}` });
     this.more = h("button", { type: "button", class: "ghost tool-more", hidden: true, "aria-controls": this.out.id,
@@ -65,7 +78,8 @@ export class ToolCallRow {
     this.edited = h("span", { class: "chip edited-chip", hidden: true, title: "You changed the arguments before allowing the call: these are what ran" }, "edited by you");
     this.el = h("details", { class: "tool-call" },
       h("summary", {}, h("span", { class: "i i-gear tool-icon", "aria-hidden": "true" }), this.name, this.preview,
-        this.spinner, this.badge, this.exit, this.elapsed, this.time),
+        this.liveLine, this.spinner, this.badge, this.exit, this.elapsed, this.time),
+      this.live,
       h("div", { class: "tool-section" }, foldButton("Arguments", argsBody), this.edited, argsBody),
       this.outWrap);
     this.key = "";
@@ -80,7 +94,7 @@ export class ToolCallRow {
     const ok = call.ok ?? (result ? !(result.status === "error") : undefined);
     const merged = { ...call, output, ok: call.ok ?? (result ? ok : undefined) };
     const key = [call.name, call.arguments?.length ?? 0, call.arguments === this.argsShown, merged.ok, call.state,
-      output?.length, call.durationMs, !!call.edited].join("|");
+      output?.length, call.durationMs, !!call.edited, call.progress?.elapsedMs].join("|");
     if (key === this.key) return;
     this.key = key;
     const [cls, label] = stateOf(merged);
@@ -98,6 +112,7 @@ export class ToolCallRow {
     this.args.textContent = prettyJson(call.arguments) || "(no arguments)";
     this.edited.hidden = !call.edited;
     this._clock(live ? call.state : null);
+    this._drawLive(live ? call.progress : null);
 
     const text = output === null || output === undefined ? null : typeof output === "string" ? output : prettyJson(output);
     const footer = call.name === "shell" ? shellFooter(text) : null;
@@ -135,6 +150,37 @@ export class ToolCallRow {
     this.out.classList.toggle("cut", !!cut && !this.showAll);
     this.out.classList.toggle("all", !!cut && this.showAll);
     if (this.out.textContent !== shown) this.out.textContent = shown;
+  }
+
+  /** A running call's last report: the time the server counted, figures, last lines. */
+  _drawLive(p) {
+    this.live.hidden = !p;
+    this.liveLine.hidden = !p;
+    if (!p) return;
+    // The server's clock: right after a reload too, when this row was not there at the start.
+    const since = performance.now() - (p.elapsedMs || 0);
+    if (this.startedAt == null || since < this.startedAt) {
+      this.startedAt = since;
+      if (this.timer) { clearTimeout(this.timer); this.timer = 0; }
+      this._tick();
+    }
+    const figures = p.progress != null;
+    this.liveBar.hidden = !(figures && p.total);
+    if (figures && p.total) {
+      this.liveBar.max = p.total;
+      this.liveBar.value = Math.min(p.progress, p.total);
+    }
+    const count = figures ? (p.total ? `${fmt(p.progress)} of ${fmt(p.total)}` : fmt(p.progress)) : "";
+    const note = [p.message, count && (p.message ? `(${count})` : count)].filter(Boolean).join(" ");
+    this.liveNote.textContent = note;
+    const lastLine = (p.output || "").trimEnd().split("\n").pop();
+    this.liveLine.textContent = note || lastLine;
+    this.liveLine.hidden = !this.liveLine.textContent;
+    this.liveOut.hidden = !p.output;
+    if (this.liveOut.textContent !== (p.output || "")) {
+      this.liveOut.textContent = p.output || "";
+      this.liveOut.scrollTop = this.liveOut.scrollHeight;
+    }
   }
 
   _toggleAll() {
