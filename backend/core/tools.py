@@ -3,7 +3,9 @@
 A tool declares whether it may run beside others (`concurrent`), whether a
 person must approve each call (`needs_approval`) and whether it changes
 anything (`read_only`: a chat in plan mode is offered only read-only tools;
-unknown = it changes things). A running call may report how it is going through the context it is given
+unknown = it changes things). A tool may show what a call would change before it
+runs (`preview`: a unified diff, or a sentence saying why there is none), and a
+running call may report how it is going through the context it is given
 (`report_progress`). Failures are results: a tool
 that raises, or a name nobody registered, becomes an error result the model
 reads, never a crashed turn.
@@ -28,6 +30,7 @@ class Tool:
     concurrent: bool = False
     needs_approval: bool = False
     read_only: bool = False  # changes nothing outside the conversation (CONTRACT §7, plan mode)
+    preview: Callable[[dict], str | None] | None = None  # (arguments) -> what the call would change
 
     @property
     def name(self) -> str:

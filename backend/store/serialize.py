@@ -50,7 +50,7 @@ def _tool_call(call: dict) -> dict:
 
 
 def message_to_dict(msg) -> dict:
-    return {
+    data = {
         "id": msg.id,
         "chat_id": msg.chat_id,
         "role": msg.role,
@@ -70,6 +70,11 @@ def message_to_dict(msg) -> dict:
         # CONTRACT §7: the plan its step's update_plan call left ({"plan_id", "steps"}), else null.
         "plan": msg.plan if isinstance(getattr(msg, "plan", None), dict) else None,
     }
+    # A tool result of a file write: the change it made, as its tool row shows it (docs/PROTOCOL.md).
+    diff = msg.content_parts.get("diff") if msg.role == "tool" and isinstance(msg.content_parts, dict) else None
+    if isinstance(diff, str):
+        data["diff"] = diff
+    return data
 
 
 def message_preview(msg, chars: int = 120) -> str:

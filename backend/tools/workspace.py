@@ -21,6 +21,7 @@ from pathlib import Path
 from backend.core.tools import MAX_RESULT_CHARS, Tool
 from backend.core.types import ToolSpec
 from backend.private_files import USER_UMASK
+from backend.tools import file_diff
 from backend.tools.file_index import SKIPPED, FileIndex, IgnoreRules, walk
 from backend.tools.line_search import PATTERN_CHARS, SEARCH_BYTES, SEARCH_SECONDS, Budget, LineMatcher, Stopped
 
@@ -173,6 +174,22 @@ class Workspace:
         if size > self.max_read_bytes:
             raise ValueError(f"{path!r} is {_size(size)}, over the {_size(self.max_read_bytes)} limit for "
                              f"reading a file, so it is not read. Work with a smaller file.")
+
+    def current(self, path: str, limit: int) -> tuple[str, bytes | None, int]:
+        """What a write to `path` would replace: its path as shown, its first `limit` + 1 bytes
+        (None when it does not exist yet) and its size; ValueError where no file could be written."""
+        real = self.resolve(path)
+        try:
+            st = os.stat(real)
+        except FileNotFoundError:
+            return self.rel(real), None, 0
+        except OSError as exc:
+            raise ValueError(f"{path!r} cannot be read: {exc.strerror or exc}.")
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path!r} is not a regular file.")
+        fd = os.open(real, os.O_RDONLY | _O_NOFOLLOW | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as f:
+            return self.rel(real), f.read(limit + 1), st.st_size
 
     def write_text(self, path: str, text: str) -> tuple[Path, bool]:
         """Replace or create `path` atomically, making its folders; (real path, whether it is new)."""
@@ -446,7 +463,8 @@ def workspace_tools(workspace: Workspace, index: FileIndex | None = None) -> lis
         size = len(content.encode("utf-8"))
         return f"{'Created' if created else 'Overwrote'} {workspace.rel(real)} ({size} bytes)."
 
-    def edit_file(args: dict, cancel) -> str:
+    def edited(args: dict) -> tuple[Path, str, str, int]:
+        """edit_file's change, worked out: (the file, its text now, its text after, replacements)."""
         path, old, new = _str(args, "path"), _str(args, "old_text"), _str(args, "new_text")
         replace_all = _bool(args, "replace_all")
         if not old:
@@ -466,10 +484,22 @@ def workspace_tools(workspace: Workspace, index: FileIndex | None = None) -> lis
         if count > 1 and not replace_all:
             raise ValueError(f"old_text occurs {count} times in {path!r}. Include more of the surrounding "
                              f"lines so it matches exactly once, or set replace_all to true.")
-        workspace.write_text(workspace.rel(real), text.replace(old, new) if replace_all else
-                             text.replace(old, new, 1))
-        return f"Replaced {count if replace_all else 1} occurrence{'s' if replace_all and count > 1 else ''} " \
-               f"in {workspace.rel(real)}."
+        after = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        return real, text, after, count if replace_all else 1
+
+    def edit_file(args: dict, cancel) -> str:
+        real, _, after, count = edited(args)
+        workspace.write_text(workspace.rel(real), after)
+        return f"Replaced {count} occurrence{'s' if count > 1 else ''} in {workspace.rel(real)}."
+
+    # What a write or an edit would change, for the person to see before and after it runs.
+    def write_preview(args: dict) -> str:
+        rel, old, size = workspace.current(_str(args, "path"), file_diff.MAX_BYTES)
+        return file_diff.describe_change(rel, old, _str(args, "content").encode("utf-8"), size)
+
+    def edit_preview(args: dict) -> str:
+        real, before, after, _ = edited(args)
+        return file_diff.describe_change(workspace.rel(real), before.encode("utf-8"), after.encode("utf-8"))
 
     path_prop = {"type": "string", "description": "Path relative to the workspace folder, e.g. 'src/main.py'."}
     folder_prop = {"type": "string", "description": "Folder relative to the workspace; '.' (default) is its top."}
@@ -521,6 +551,8 @@ def workspace_tools(workspace: Workspace, index: FileIndex | None = None) -> lis
                           ["path", "old_text", "new_text"])),
          edit_file, False, "edit"),
     ]
+    previews = {"write_file": write_preview, "edit_file": edit_preview}
     # The safe ones only read: they run beside others, unasked, and in plan mode.
-    return [Tool(spec, _guard(verb, fn), concurrent=safe, needs_approval=not safe, read_only=safe)
+    return [Tool(spec, _guard(verb, fn), concurrent=safe, needs_approval=not safe, read_only=safe,
+                 preview=previews.get(spec.name))
             for spec, fn, safe, verb in specs]

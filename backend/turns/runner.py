@@ -3,8 +3,9 @@
 The loop reports what happens; this module commits it at the contract's save
 boundaries (the assistant message before its tools run, tool results in call
 order, partial text at least once a second through the registry's flusher)
-and publishes each event to the chat's hub. A running call's progress goes
-out as `tool_progress`.
+and publishes each event to the chat's hub. A call whose tool can preview its
+change (a file write's diff) shows it on its approval card, its `tool_end` and
+its saved result; a running call's progress goes out as `tool_progress`.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import threading
 from dataclasses import replace
 
 from backend.core import agent
+from backend.core import tools as toolbox
 from backend.core.cancel import CancelToken
 from backend.store import history
 from backend.store.db import db, now
@@ -83,6 +85,7 @@ class Turn:
         self._approvals_lock = threading.Lock()
         self.questions = questions.Questions(self.publish, lambda: services.chat_changed(chat_id))
         self.progress = Progress(self.publish)
+        self._diffs: dict[str, str] = {}  # call id -> what the running call changes, for its end and result
 
     def publish(self, type_: str, **fields) -> dict:
         return self.hub.publish(type_, self.id, **fields)
@@ -228,6 +231,11 @@ class Turn:
             self._save_assistant(ev)
         elif isinstance(ev, agent.ToolStarted):
             self.questions.starting(ev.call)
+            # Worked out again here, not taken from the approval: the file may have changed
+            # while the card waited, and the person may have edited the arguments.
+            diff = self._diff_of(ev.call)
+            if diff:
+                self._diffs[ev.call.id] = diff
             self.progress.start(ev.call.id, ev.call.name)
             self.publish("tool_start", call_id=ev.call.id, name=ev.call.name, arguments=ev.call.arguments,
                          message_id=self.last_message_id)
@@ -235,16 +243,21 @@ class Turn:
             self.progress.report(ev.call.id, ev.fields)
         elif isinstance(ev, agent.ToolFinished):
             self.progress.end(ev.call.id)
+            if not ev.outcome.ok:
+                self._diffs.pop(ev.call.id, None)  # it changed nothing
+            diff = self._diffs.get(ev.call.id)
             self.publish("tool_end", call_id=ev.call.id, name=ev.call.name, ok=ev.outcome.ok,
-                         output=ev.outcome.result.content, duration_ms=ev.outcome.duration_ms)
+                         output=ev.outcome.result.content, duration_ms=ev.outcome.duration_ms,
+                         **({"diff": diff} if diff else {}))
         elif isinstance(ev, agent.ToolResult):
             result = ev.outcome.result
             # A question Numi's closing cut short leaves its turn interrupted (CONTRACT §7).
             status = "interrupted" if self.questions.cut_by_closing(result.tool_call_id) else "complete"
+            diff = self._diffs.pop(result.tool_call_id, None)
             with db.atomic():
                 row = history.append_to_branch(self.chat_id, role="tool", content=result.content,
                                                tool_call_id=result.tool_call_id, tool_error=result.is_error,
-                                               status=status)
+                                               status=status, content_parts={"diff": diff} if diff else None)
                 self._result_saved(result.tool_call_id)
             self.publish("message_saved", message_id=row.id, role="tool")
 
@@ -333,6 +346,9 @@ class Turn:
         # can_always: whether "allow always" would leave a standing rule (a chained shell
         # command never does: the card then offers allow once only).
         extra = {"changed": True, "description": tool.spec.description} if changed else {}
+        diff = self._diff_of(call)
+        if diff:
+            extra["diff"] = diff
         self.publish("approval_required", approval_id=approval_id, call_id=call.id, name=call.name,
                      arguments=call.arguments, can_always=approvals.rule_for(call) is not None, **extra)
         self.services.chat_changed(self.chat_id)  # the chat list and the tray show it waits
@@ -351,6 +367,19 @@ class Turn:
             if rule is not None:
                 approvals.remember(self.chat_id, rule)
         return decision
+
+    def _diff_of(self, call) -> str | None:
+        """What the call would change, where its tool can say (a write's diff); else None."""
+        tool = self.tools.get(call.name)
+        if tool is None or tool.preview is None:
+            return None
+        try:
+            return tool.preview(toolbox.parse_arguments(call))
+        except (ValueError, OSError):
+            return None  # the call itself will fail and say why
+        except Exception:
+            log.exception("could not preview %s", call.name)
+            return None
 
     def pending_approvals(self) -> list[dict]:
         with self._approvals_lock:

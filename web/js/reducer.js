@@ -272,9 +272,10 @@ const HANDLERS = {
     const owner = findCallOwner(state, e.call_id)?.id ?? state.turn?.messageId;
     if (owner != null && findMessage(state, owner)) {
       next = upsertToolCall(next, owner, e.call_id, (c) => {
-        // Its progress is over.
+        // Its progress is over; a file write brings the change it made.
         const { progress, ...call } = c || toolCall(e.call_id, e.name, "", "done");
-        return { ...call, state: "done", ok: e.ok ?? null, output: e.output ?? null, durationMs: e.duration_ms ?? null };
+        return { ...call, state: "done", ok: e.ok ?? null, output: e.output ?? null, durationMs: e.duration_ms ?? null,
+                 ...(e.diff ? { diff: e.diff } : {}) };
       });
     }
     return dropQuestion(dropApproval(next, e.call_id), e.call_id);
@@ -303,6 +304,7 @@ const HANDLERS = {
       const a = { approval_id: e.approval_id, call_id: e.call_id, name: e.name, arguments: e.arguments,
                   can_always: e.can_always !== false };
       if (e.changed) Object.assign(a, { changed: true, description: e.description ?? "" });
+      if (e.diff) a.diff = e.diff; // what a file write will change
       next = { ...state, approvals: [...state.approvals, a] };
     }
     const owner = findCallOwner(next, e.call_id);
@@ -552,6 +554,8 @@ function fromRow(item, old) {
     plan: item.plan ?? null,
     // A tool result that was an error (when the API says so: `tool_error`).
     ...(item.tool_error ? { toolError: true } : {}),
+    // A file write's result: the change it made.
+    ...(item.diff ? { diff: item.diff } : {}),
   };
   // The same row read again is the same object: the view redraws nothing for it.
   return old && sameRow(old, row) ? old : row;
@@ -679,11 +683,12 @@ function attachToolResults(messages) {
       const r = results.get(c.id);
       if (!r || c.output != null) return c;
       const note = typeof r.content === "string" ? EDITED_NOTE.exec(r.content) : null;
+      const diff = r.diff ? { diff: r.diff } : {};
       if (note) {
         return { ...c, state: "done", output: r.content.slice(note[0].length), ok: c.ok ?? !(r.error || r.toolError),
-                 arguments: note[1], edited: true };
+                 arguments: note[1], edited: true, ...diff };
       }
-      return { ...c, state: "done", output: r.content, ok: c.ok ?? !(r.error || r.toolError) };
+      return { ...c, state: "done", output: r.content, ok: c.ok ?? !(r.error || r.toolError), ...diff };
     }) };
   });
 }

@@ -1,8 +1,10 @@
 // A tool waits for the person: show what it wants to run, exactly, and answer allow once,
 // allow always (remembered per chat: the tool, or for the shell one exact command) or deny
 // with an optional reason. Edit turns the arguments into JSON to change before allowing:
-// what runs is what was allowed (`approve` with `arguments`).
+// what runs is what was allowed (`approve` with `arguments`). A file write shows what it
+// will change first (`diff`: a unified diff, or why there is none), above its arguments.
 import { h } from "../dom.js";
+import { diffView } from "./diff.js";
 import { prettyJson } from "./tool-call.js";
 
 let cards = 0;
@@ -27,7 +29,7 @@ function parsed(args) {
 }
 
 /**
- * @param a {{approval_id, call_id, name, arguments, can_always, changed?, description?}}
+ * @param a {{approval_id, call_id, name, arguments, can_always, changed?, description?, diff?}}
  * @param answer (approvalId, decision, reason?, args?) → void; args is an object, only when edited
  * @returns the card element; `el.unlock()` makes it answerable again (the server refused an answer)
  */
@@ -124,6 +126,7 @@ export function approvalCard(a, answer) {
     a.changed ? h("div", { class: "notice warn approval-changed", role: "note" },
       h("strong", {}, "New or changed tool. "), "Its server describes it as: ",
       h("span", { class: "approval-description" }, a.description || "(no description)")) : null,
+    a.diff ? h("div", { class: "approval-diff" }, h("div", { class: "tool-label" }, "What will change"), diffView(a.diff)) : null,
     h("div", { class: "approval-args-head" }, headLabel, editBtn),
     view, editBox,
     h("div", { class: "approval-buttons" }, once, always, denyOpen),

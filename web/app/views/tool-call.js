@@ -3,10 +3,12 @@
 // the arguments and the output, each of which folds away on its own. Long output shows
 // its first 40 lines / 4 000 characters until "Show all". While it runs, the server's
 // `tool_progress` adds its progress (an MCP tool's figures and message) and its last
-// lines of output.
+// lines of output; a file write, once done, shows the change it made (a diff).
 // Tool text is shown with textContent only: it comes from models and tools.
 import { h } from "../dom.js";
+import { diffStat, parseDiff } from "../../js/diff-view.js";
 import { exitChip, formatDuration, shellCommand, shellFooter, truncateOutput } from "../../js/tool-output.js";
+import { diffView } from "./diff.js";
 
 export function prettyJson(value) {
   if (value === undefined || value === null || value === "") return "";
@@ -59,6 +61,7 @@ export class ToolCallRow {
     this.elapsed = h("span", { class: "tool-elapsed", "aria-hidden": "true", hidden: true });
     this.exit = h("span", { class: "chip exit-chip", hidden: true });
     this.time = h("span", { class: "tool-time" });
+    this.stat = h("span", { class: "tool-diffstat", hidden: true });
     // What a running call reported last: one line of it in the summary (for the eye only, as
     // the clock), and inside MCP's figures as a bar with its message, and the last output lines.
     this.liveLine = h("span", { class: "tool-live-line", "aria-hidden": "true", hidden: true });
@@ -67,6 +70,9 @@ export class ToolCallRow {
     this.liveOut = h("pre", { class: "tool-pre tool-live-out", hidden: true });
     this.live = h("div", { class: "tool-live", hidden: true }, h("div", { class: "tool-progress" }, this.liveBar, this.liveNote),
       this.liveOut);
+    this.diffBody = h("div", { class: "tool-diff-body", id: `tool-diff-${id}` });
+    this.diffWrap = h("div", { class: "tool-section", hidden: true }, foldButton("Changes", this.diffBody), this.diffBody);
+    this.diffShown = null;
     this.args = h("pre", { class: "tool-pre", id: `tool-args-${id}` });
     this.out = h("pre", { class: "tool-pre tool-out", id: `tool-out-${id}` });
     this.more = h("button", { type: "button", class: "ghost tool-more", hidden: true, "aria-controls": this.out.id,
@@ -78,9 +84,10 @@ export class ToolCallRow {
     this.edited = h("span", { class: "chip edited-chip", hidden: true, title: "You changed the arguments before allowing the call: these are what ran" }, "edited by you");
     this.el = h("details", { class: "tool-call" },
       h("summary", {}, h("span", { class: "i i-gear tool-icon", "aria-hidden": "true" }), this.name, this.preview,
-        this.liveLine, this.spinner, this.badge, this.exit, this.elapsed, this.time),
+        this.liveLine, this.spinner, this.badge, this.exit, this.stat, this.elapsed, this.time),
       this.live,
       h("div", { class: "tool-section" }, foldButton("Arguments", argsBody), this.edited, argsBody),
+      this.diffWrap,
       this.outWrap);
     this.key = "";
     this.showAll = false;
@@ -93,8 +100,9 @@ export class ToolCallRow {
     const output = call.output ?? result?.content ?? null;
     const ok = call.ok ?? (result ? !(result.status === "error") : undefined);
     const merged = { ...call, output, ok: call.ok ?? (result ? ok : undefined) };
+    const diff = merged.ok === false ? null : call.diff ?? result?.diff ?? null;
     const key = [call.name, call.arguments?.length ?? 0, call.arguments === this.argsShown, merged.ok, call.state,
-      output?.length, call.durationMs, !!call.edited, call.progress?.elapsedMs].join("|");
+      output?.length, call.durationMs, !!call.edited, diff?.length, call.progress?.elapsedMs].join("|");
     if (key === this.key) return;
     this.key = key;
     const [cls, label] = stateOf(merged);
@@ -113,6 +121,7 @@ export class ToolCallRow {
     this.edited.hidden = !call.edited;
     this._clock(live ? call.state : null);
     this._drawLive(live ? call.progress : null);
+    this._drawDiff(diff);
 
     const text = output === null || output === undefined ? null : typeof output === "string" ? output : prettyJson(output);
     const footer = call.name === "shell" ? shellFooter(text) : null;
@@ -181,6 +190,18 @@ export class ToolCallRow {
       this.liveOut.textContent = p.output || "";
       this.liveOut.scrollTop = this.liveOut.scrollHeight;
     }
+  }
+
+  /** The change a file write made (a diff, or why there is none): its own section, a +/− chip. */
+  _drawDiff(diff) {
+    this.diffWrap.hidden = !diff;
+    if (diff === this.diffShown) return;
+    this.diffShown = diff;
+    const parsed = diff ? parseDiff(diff) : null;
+    const stat = parsed && parsed.lines.length ? diffStat(parsed) : "";
+    this.stat.hidden = !stat;
+    this.stat.textContent = stat;
+    this.diffBody.replaceChildren(...(diff ? [diffView(diff)] : []));
   }
 
   _toggleAll() {
