@@ -22,7 +22,7 @@ FIXTURES = sorted((Path(__file__).parent / "fixtures" / "events").glob("*.json")
 # Codes the fixtures may use: the ones docs/PROTOCOL.md lists, so no fixture invents one.
 ERROR_CODES = {"bad_request", "not_found", "busy", "queue_full", "shutting_down", "db_busy", "cancelled", "limit",
                "no_model", "provider_disabled", "context_too_long", "auth", "rate_limited", "unreachable",
-               "timeout", "bad_response", "provider_error", "internal"}
+               "timeout", "bad_response", "provider_error", "internal", "loop_detected"}
 # Types no fixture plays: `steered` has its own story (tests/js/steer.test.mjs); the tree's
 # events wait for the reducer to handle them.
 NOT_IN_FIXTURES = {"pong", "steered", "branched", "active_changed"}

@@ -4,11 +4,15 @@ It knows no Flask, database or socket. It takes the request to start from, the
 tools, a stream function, an `emit` for what happens, an `approve` that blocks
 for a person's decision and a cancel token; whoever calls it persists and
 publishes. Once text has streamed in a step, a failure ends the turn with the
-partial text kept; before that, retryable failures are retried.
+partial text kept; before that, retryable failures are retried. A model that asks
+for the same call a third time in a turn is going round in circles: the turn ends
+before that call runs (`loop_detected`).
 """
 from __future__ import annotations
 
+import json
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
@@ -28,6 +32,7 @@ class Limits:
     max_output_chars: int = 1_000_000
     max_retries: int = 2  # further attempts before the first token of a step
     max_retry_wait: float = 30.0
+    max_repeats: int = 2  # the same call (name and arguments) runs at most this often in a turn
 
 
 # --- what the loop reports, in order -------------------------------------------------
@@ -156,6 +161,7 @@ class AgentLoop:
         self.started = clock()
         self.tool_calls_made = 0
         self.output_chars = 0
+        self.calls_seen: Counter = Counter()  # (name, arguments as parsed JSON) -> times asked this turn
 
     def run(self) -> Outcome:
         step = 0
@@ -173,6 +179,9 @@ class AgentLoop:
                 return outcome
             if not message.tool_calls:
                 return Outcome("completed")
+            repeated = self._repeated(message.tool_calls)
+            if repeated is not None:
+                return self._stop_repeating(message, repeated)
             if self.tool_calls_made + len(message.tool_calls) > self.limits.max_tool_calls:
                 return self._limit(f"The reply asked for more than {self.limits.max_tool_calls} tool calls.")
             self.tool_calls_made += len(message.tool_calls)
@@ -187,6 +196,42 @@ class AgentLoop:
 
     def _limit(self, message: str) -> Outcome:
         return Outcome("limit", "limit", message)
+
+    # --- the loop guard ---------------------------------------------------------------
+
+    def _repeated(self, calls: tuple[ToolCall, ...]) -> ToolCall | None:
+        """Count the step's calls; the first one asked for more than max_repeats times this turn."""
+        for call in calls:
+            key = (call.name, _canonical(call.arguments))
+            self.calls_seen[key] += 1
+            if self.calls_seen[key] > self.limits.max_repeats:
+                return call
+        return None
+
+    def _stop_repeating(self, message: Message, repeated: ToolCall) -> Outcome:
+        """End the turn before any call of this step runs. Each call gets a result saying why,
+        so the model reads it in the history when the person presses Continue."""
+        times = self.limits.max_repeats + 1
+        shown = _shorten(repeated.arguments.strip() or "{}", 200)
+        results = []
+        for call in message.tool_calls:
+            if call is repeated:
+                text = (f"Not run: this is the {_ordinal(times)} call of {call.name} with these same arguments "
+                        f"in this reply, so Numi stopped the reply here. Do not call it again with the same "
+                        f"arguments: use what the earlier calls returned, or try something different.")
+            else:
+                text = f"Not run: the reply was stopped because {repeated.name} was called {times} times " \
+                       f"with the same arguments."
+            outcome = toolbox.error_result(call, text)
+            self.emit(ToolFinished(call, outcome))
+            self.emit(ToolResult(call, outcome))
+            results.append(outcome.result)
+        self.history.append(message)
+        self.history.extend(results)
+        return Outcome("limit", "loop_detected",
+                       f"The model called {repeated.name} with the same arguments ({shown}) {times} times in "
+                       f"this reply, so Numi stopped it before the {_ordinal(times)} call ran. Continue to let it "
+                       f"go on; it is told not to repeat that call.")
 
     # --- one model step -------------------------------------------------------------
 
@@ -361,4 +406,35 @@ class AgentLoop:
 
     def _progress_of(self, call: ToolCall) -> Callable[..., None]:
         return lambda **fields: self.emit(ToolProgress(call, fields))
+
+
+def _canonical(arguments: str):
+    """Arguments as a comparable value: parsed JSON (key order and spacing do not matter;
+    1 and 1.0 are one number, true is not 1), or the text itself when it is not JSON."""
+    if not arguments.strip():
+        return ("json", _frozen({}))
+    try:
+        return ("json", _frozen(json.loads(arguments)))
+    except (json.JSONDecodeError, RecursionError):
+        return ("text", arguments)
+
+
+def _frozen(value):
+    if isinstance(value, dict):
+        return ("object", tuple(sorted((k, _frozen(v)) for k, v in value.items())))
+    if isinstance(value, list):
+        return ("array", tuple(_frozen(v) for v in value))
+    if isinstance(value, bool) or value is None:
+        return ("literal", value)
+    if isinstance(value, (int, float)):
+        return ("number", int(value) if isinstance(value, float) and value.is_integer() else value)
+    return ("string", value)
+
+
+def _shorten(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:chars - 1] + "…"
+
+
+def _ordinal(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}.get(n, f"{n}th")
 

@@ -1,7 +1,7 @@
-"""File changes and live progress in a real Chromium against the real server and
+"""File changes, live progress and the loop guard in a real Chromium against the real server and
 the fake provider: the approval card shows a write's diff before anything changes, the tool row
 shows it after (and after a reload); a new file is all added; binary and huge files say so; a
-long diff folds; a running command shows its last line.
+long diff folds; a running command shows its last line; a loop-guarded reply offers Continue.
 
 Every wait is on a DOM state (Playwright's auto-waiting `expect`) or on the server's saved state.
 """
@@ -14,7 +14,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, open_chat, replies, send, shot
+from tests.e2e.ui import CHROMIUM, open_chat, replies, send, shot, wait_until
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(
@@ -169,6 +169,19 @@ def test_a_running_command_shows_its_last_line_in_its_row(page, setup_with, tmp_
     expect(row).to_have_attribute("data-state", "ok")
     expect(row.locator(".tool-live")).to_be_hidden()
     expect(row.locator(".tool-out")).to_have_text("first\nsecond\nthird\n")
+
+
+def test_a_reply_the_loop_guard_stopped_offers_continue(page, setup):
+    chat = setup.chat(title="E2E loop")
+    same = [S.tool_call(0, "c", "upper", '{"text": "again"}')]
+    setup.fake.enqueue(*[[dict(same[0], id=f"c{i}")] for i in (1, 2, 3)], S.reply("Another way."))
+    open_chat(page, setup.server, chat, "E2E loop")
+    send(page, "Go round")
+    stopped = replies(page).last
+    expect(stopped.locator(".msg-error")).to_contain_text("called upper with the same arguments")
+    stopped.get_by_role("button", name="Continue this reply").click()
+    expect(replies(page).last.locator(".msg-body")).to_have_text("Another way.")
+    wait_until(lambda: setup.messages(chat)[-1]["content"] == "Another way.", "the continued reply is saved")
 
 
 def contrast(fg: str, bg: str) -> float:

@@ -271,6 +271,9 @@ const HANDLERS = {
     let next = state;
     const owner = findCallOwner(state, e.call_id)?.id ?? state.turn?.messageId;
     if (owner != null && findMessage(state, owner)) {
+      // A call that ends without having started (denied, or stopped by the loop guard) was
+      // saved with its step all the same.
+      next = updateMessage(next, owner, (m) => (m.status === STREAMING ? { ...m, status: "complete" } : m));
       next = upsertToolCall(next, owner, e.call_id, (c) => {
         // Its progress is over; a file write brings the change it made.
         const { progress, ...call } = c || toolCall(e.call_id, e.name, "", "done");

@@ -11,6 +11,8 @@ import { PlanCard } from "./plan-card.js";
 import { canExecute } from "../../js/plans.js";
 
 const CUT_OFF = new Set(["interrupted", "cancelled", "error"]);
+// A reply a limit ended (its steps, tool calls or time; the loop guard) goes on with Continue.
+const LIMITS = new Set(["limit", "loop_detected"]);
 const STATUS_TEXT = {
   streaming: "writing…", queued: "queued", cancelled: "stopped", interrupted: "interrupted", error: "failed",
 };
@@ -258,7 +260,8 @@ export class MessageView {
       this.usage.replaceChildren(...chips.map(([text, title]) => h("span", { class: "chip", title }, text)));
     }
     const can = !ctx.busy && !streaming;
-    const cont = can && ctx.lastAssistant && CUT_OFF.has(msg.status) ? (msg.content ? "continue" : "retry") : "";
+    const cont = !(can && ctx.lastAssistant) ? "" : LIMITS.has(msg.error?.code) ? "continue"
+      : CUT_OFF.has(msg.status) ? (msg.content ? "continue" : "retry") : "";
     // Regenerate answers with the chat's model (not necessarily the one that wrote this
     // reply, nor a fallback that answered for it), and says which; "with another model…"
     // picks any other.
