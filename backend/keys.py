@@ -1,6 +1,7 @@
 """API keys in the OS keyring, with an in-memory fallback for this run only.
 
-Keys live under service "numi", username "provider:<id>". When no usable
+Keys live under service "numi", username "provider:<id>" (a model provider's) or
+"search:<backend>" (a web search backend's). When no usable
 keyring exists (headless Linux without a Secret Service, a locked or broken
 one), keys are held in a dict until the process exits: the person can still
 chat, and nothing secret ever reaches the disk. A keyring that fails after the
@@ -47,8 +48,8 @@ def _fix(missing: bool) -> str:
     return f"{step}, then choose “Check again” in Settings."
 
 
-def _username(provider_id: str) -> str:
-    return f"provider:{provider_id}"
+def _username(name: str, kind: str = "provider") -> str:
+    return f"{kind}:{name}"
 
 
 def _is_unusable(backend) -> bool:
@@ -63,14 +64,16 @@ def _is_unusable(backend) -> bool:
 
 
 class KeyStore:
-    """Thread-safe get/set/delete of provider keys; never logs or persists a key itself."""
+    """Thread-safe get/set/delete of keys; never logs or persists a key itself.
+
+    A key belongs to a `kind` of service ("provider", "search") and its name there."""
 
     def __init__(self, backend=None):
         # `backend` lets tests hand in a keyring backend; None means keyring's own choice.
         self._backend = backend
         self._given_backend = backend is not None
         self._lock = threading.RLock()
-        self._memory: dict[str, str] = {}
+        self._memory: dict[str, str] = {}  # keyring username -> key, without a keyring
         self._status: tuple[str | None, str | None] | None = None  # (cause, fix); None: not probed yet
 
     # -- status ---------------------------------------------------------------
@@ -104,13 +107,13 @@ class KeyStore:
                 self._backend = None
             self._status = self._probe()
             if self._status[0] is None:
-                for provider_id, key in list(self._memory.items()):
+                for username, key in list(self._memory.items()):
                     try:
-                        self._backend.set_password(SERVICE, _username(provider_id), key)
+                        self._backend.set_password(SERVICE, username, key)
                     except Exception as exc:
                         self._degrade(exc)
                         break
-                    del self._memory[provider_id]
+                    del self._memory[username]
         return self.status_json()
 
     def _probe(self) -> tuple[str | None, str | None]:
@@ -147,43 +150,46 @@ class KeyStore:
 
     # -- keys -----------------------------------------------------------------
 
-    def get(self, provider_id: str) -> str | None:
+    def get(self, name: str, kind: str = "provider") -> str | None:
+        username = _username(name, kind)
         with self._lock:
-            if provider_id in self._memory:
-                return self._memory[provider_id]
+            if username in self._memory:
+                return self._memory[username]
             if not self._use_keyring():
                 return None
             try:
-                return self._backend.get_password(SERVICE, _username(provider_id))
+                return self._backend.get_password(SERVICE, username)
             except Exception as exc:
                 self._degrade(exc)
                 return None
 
-    def set(self, provider_id: str, key: str) -> None:
+    def set(self, name: str, key: str, kind: str = "provider") -> None:
         if not isinstance(key, str) or not key:
             raise ValueError("an API key must be a non-empty string")
+        username = _username(name, kind)
         with self._lock:
             if self._use_keyring():
                 try:
-                    self._backend.set_password(SERVICE, _username(provider_id), key)
-                    self._memory.pop(provider_id, None)
+                    self._backend.set_password(SERVICE, username, key)
+                    self._memory.pop(username, None)
                     return
                 except Exception as exc:
                     self._degrade(exc)
-            self._memory[provider_id] = key
+            self._memory[username] = key
 
-    def delete(self, provider_id: str) -> None:
+    def delete(self, name: str, kind: str = "provider") -> None:
         """Forget the key wherever it is; deleting a key that is not there is fine."""
+        username = _username(name, kind)
         with self._lock:
-            self._memory.pop(provider_id, None)
+            self._memory.pop(username, None)
             if not self._use_keyring():
                 return
             try:
-                self._backend.delete_password(SERVICE, _username(provider_id))
+                self._backend.delete_password(SERVICE, username)
             except keyring.errors.PasswordDeleteError:
                 pass
             except Exception as exc:
                 self._degrade(exc)
 
-    def has(self, provider_id: str) -> bool:
-        return self.get(provider_id) is not None
+    def has(self, name: str, kind: str = "provider") -> bool:
+        return self.get(name, kind) is not None

@@ -6,14 +6,13 @@ from contextlib import contextmanager
 from flask import Blueprint
 
 from backend.api.settings import forget_models
-from backend.api.validate import MISSING, Fields, json_body
+from backend.api.validate import MISSING, Fields, api_key_field, json_body
 from backend.catalog import KINDS, WIRE_APIS, default_wire_api
 from backend.catalog.capabilities import is_window_note
 from backend.catalog.service import CatalogInvalid
 from backend.catalog.toml_file import MAX_NOTE, SECRET_VALUE
 from backend.catalog.tools_refused import is_tools_off_note
 from backend.errors import ApiError, not_found
-from backend.providers.key_check import key_problem
 from backend.runtime import runtime
 from backend.store.models import ModelEntry, Provider
 from backend.store.serialize import model_to_dict, provider_to_dict
@@ -62,15 +61,6 @@ def _no_keys_in(f: Fields, changes: dict, names) -> None:
                          "never in this field.")
 
 
-def _api_key(f: Fields, *, required: bool):
-    """The `api_key` field: a key the provider's requests can carry (see backend.providers.key_check)."""
-    api_key = f.text("api_key", max_len=4096, required=required, non_empty=required, nullable=not required,
-                     strip=True)
-    if isinstance(api_key, str) and (problem := key_problem(api_key)):
-        return f.fail("api_key", problem)
-    return api_key
-
-
 def _provider_changes(body: dict, current: Provider | None) -> tuple[dict, str | None]:
     """Checked column values and the API key (kept apart: it never touches the database)."""
     creating = current is None
@@ -82,7 +72,7 @@ def _provider_changes(body: dict, current: Provider | None) -> tuple[dict, str |
         "enabled": f.boolean("enabled"),
         "timeout": f.number("timeout", 1, 600),
     }
-    api_key = _api_key(f, required=False)
+    api_key = api_key_field(f, required=False)
     kind = changes["kind"] if changes["kind"] is not MISSING else getattr(current, "kind", None)
     base_url = changes["base_url"] if changes["base_url"] is not MISSING else getattr(current, "base_url", None)
     if kind == "openai_compatible" and base_url is None and "base_url" not in f.errors:
@@ -144,7 +134,7 @@ def put_key(provider_id):
     body = json_body()
     _provider(provider_id)
     f = Fields(body, ("api_key",))
-    api_key = _api_key(f, required=True)
+    api_key = api_key_field(f, required=True)
     f.check()
     runtime().keys.set(provider_id, api_key)
     return "", 204

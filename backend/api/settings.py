@@ -1,21 +1,25 @@
-"""GET/PATCH /api/settings: stored app settings plus the read-only keyring, catalog.toml and shell sandbox status."""
+"""GET/PATCH /api/settings: stored app settings plus the read-only keyring, catalog.toml and shell sandbox
+status; PUT/DELETE /api/settings/web_search/key: the web search backend's key."""
 from __future__ import annotations
+
+from urllib.parse import urlsplit
 
 from flask import Blueprint
 
-from backend.api.validate import MISSING, Fields, json_body
+from backend.api.validate import MISSING, Fields, api_key_field, json_body
+from backend.errors import ApiError
 from backend.runtime import runtime
 from backend.store.db import db
 from backend.store.models import ModelEntry, Setting
 from backend.tools import sandbox
-from backend.turns import compaction, questions
+from backend.turns import compaction, questions, search_setting
 from backend.turns.toolset import SHELL_NETWORK
 
 bp = Blueprint("settings", __name__)
 
 # Every setting a client may write, with its value when never set.
 DEFAULTS = {"default_model_id": None, SHELL_NETWORK: False, compaction.SETTING: compaction.DEFAULTS,
-            questions.SETTING: questions.DEFAULTS}
+            questions.SETTING: questions.DEFAULTS, search_setting.SETTING: search_setting.DEFAULT}
 READ_ONLY = ("keyring", "catalog", "shell_sandbox")
 
 
@@ -45,6 +49,7 @@ def settings_dict() -> dict:
     data = {key: get_setting(key) for key in DEFAULTS}
     data[compaction.SETTING] = vars(compaction.settings())
     data[questions.SETTING] = {"timeout_s": questions.timeout_s()}
+    data[search_setting.SETTING] = search_setting.as_json(runtime().keys)
     if data["default_model_id"] and not ModelEntry.get_or_none(ModelEntry.id == data["default_model_id"]):
         data["default_model_id"] = None  # a model removed behind our back (e.g. by hand in the database)
     # Where keys go; without a keyring, why (`cause`, a clause) and what to do (`fix`).
@@ -81,6 +86,7 @@ def patch_settings():
         network = fields.boolean(SHELL_NETWORK)
         compacting = _compaction(fields)
         asking = _questions(fields)
+        searching = _web_search(fields)
         fields.check()
         if model_id is not MISSING:
             set_setting("default_model_id", model_id)
@@ -90,6 +96,8 @@ def patch_settings():
             set_setting(compaction.SETTING, {**vars(compaction.settings()), **compacting})
         if asking is not MISSING:
             set_setting(questions.SETTING, asking)
+        if searching is not MISSING:
+            set_setting(search_setting.SETTING, searching)
     return settings_dict()
 
 
@@ -124,3 +132,68 @@ def _questions(fields: Fields):
     limit = inner.number("timeout_s", 1, questions.MAX_TIMEOUT_S, integer=True, nullable=True)
     fields.errors.update(inner.errors)
     return MISSING if limit is MISSING else {"timeout_s": limit}
+
+
+def _web_search(fields: Fields):
+    """The `web_search` object sent (it replaces the stored one whole), or MISSING."""
+    name = search_setting.SETTING
+    body = fields.raw(name, False, True)
+    if body is MISSING:
+        return MISSING
+    if body is None:
+        return dict(search_setting.DEFAULT)
+    if not isinstance(body, dict):
+        return fields.fail(name, 'Must be an object like {"backend": "searxng", "url": "http://127.0.0.1:8888"}, '
+                                 '{"backend": "brave"}, or {"backend": null} for no web search.')
+    # What GET gives back besides the choice (has_key …) may come along; it is worked out, not stored.
+    inner = Fields(body, allowed=("backend", "url", "has_key", "needs_key", "problem"), prefix=name + ".")
+    backend = inner.raw("backend", True, True)
+    if backend is not MISSING and backend is not None and backend not in search_setting.BACKENDS:
+        backend = inner.fail("backend", f"Must be one of: {', '.join(search_setting.BACKENDS)}, "
+                                        f"or null for no web search.")
+    url = inner.url("url", nullable=True)
+    if isinstance(url, str):
+        parts = urlsplit(url)
+        if parts.username or parts.password:
+            url = inner.fail("url", "Put no user name or password in the URL: settings are saved on disk.")
+        elif parts.query or parts.fragment:
+            url = inner.fail("url", "Give the instance's base address, without ?query or #fragment, "
+                                    "such as https://searx.example.org.")
+    if backend == "searxng" and url in (MISSING, None) and name + ".url" not in inner.errors:
+        inner.fail("url", "SearXNG needs the address of its instance, an http:// or https:// URL such as "
+                          "http://127.0.0.1:8888.")
+    elif backend in (None, *search_setting.KEYED) and isinstance(url, str):
+        inner.fail("url", f"Only SearXNG takes a url; leave it out (or null) for {backend or 'no backend'}.")
+    fields.errors.update(inner.errors)
+    if inner.errors:
+        return MISSING
+    return {"backend": backend, "url": url} if backend == "searxng" else {"backend": backend}
+
+
+def _key_backend(refusal: str) -> str:
+    """The chosen backend that takes a key; a 409 saying what to choose first when it takes none."""
+    backend = search_setting.stored()["backend"]
+    if backend not in search_setting.KEYED:
+        chosen = "SearXNG needs no API key" if backend == "searxng" else "No web search backend is chosen"
+        raise ApiError(409, "no_key_backend", f"{chosen}. {refusal}")
+    return backend
+
+
+@bp.put("/api/settings/web_search/key")
+def put_web_search_key():
+    """The chosen backend's API key, into the keyring as search:<backend> → 204."""
+    fields = Fields(json_body(), ("api_key",))
+    api_key = api_key_field(fields, required=True)
+    fields.check()
+    backend = _key_backend("Choose Brave Search or Tavily in Settings → Web search first, then add its key.")
+    runtime().keys.set(backend, api_key, search_setting.KEY_KIND)
+    return "", 204
+
+
+@bp.delete("/api/settings/web_search/key")
+def delete_web_search_key():
+    """Forget the chosen backend's key; with SearXNG or none chosen, every stored search key → 204."""
+    backend = search_setting.stored()["backend"]
+    for name in [backend] if backend in search_setting.KEYED else search_setting.KEYED:
+        runtime().keys.delete(name, search_setting.KEY_KIND)
+    return "", 204

@@ -12,6 +12,7 @@ from flask import request
 
 from backend import json_input
 from backend.errors import ApiError, invalid
+from backend.providers.key_check import key_problem
 
 MISSING = object()  # "the field was not sent" — distinct from an explicit null
 
@@ -138,6 +139,15 @@ class Fields:
     def check(self) -> None:
         if self.errors:
             raise invalid(self.errors)
+
+
+def api_key_field(f: Fields, *, required: bool):
+    """The `api_key` field: a key a request's header can carry (see backend.providers.key_check)."""
+    api_key = f.text("api_key", max_len=4096, required=required, non_empty=required, nullable=not required,
+                     strip=True)
+    if isinstance(api_key, str) and (problem := key_problem(api_key)):
+        return f.fail("api_key", problem)
+    return api_key
 
 
 def int_arg(name: str, default: int, lo: int, hi: int) -> int:

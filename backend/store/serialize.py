@@ -69,12 +69,21 @@ def message_to_dict(msg) -> dict:
         "parent_id": msg.parent_id,
         # CONTRACT §7: the plan its step's update_plan call left ({"plan_id", "steps"}), else null.
         "plan": msg.plan if isinstance(getattr(msg, "plan", None), dict) else None,
+        # CONTRACT §8: the sources its turn's tools brought in, which its text cites as [n].
+        "sources": _sources(msg.citation_sources),
     }
     # A tool result of a file write: the change it made, as its tool row shows it (docs/PROTOCOL.md).
     diff = msg.content_parts.get("diff") if msg.role == "tool" and isinstance(msg.content_parts, dict) else None
     if isinstance(diff, str):
         data["diff"] = diff
     return data
+
+
+def _sources(value) -> list[dict]:
+    """Saved sources as listed: objects with a number (an imported file may hold anything)."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, dict) and isinstance(item.get("n"), int)]
 
 
 def message_preview(msg, chars: int = 120) -> str:

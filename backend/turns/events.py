@@ -17,7 +17,7 @@ import sys
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Mapping, TypedDict
+from typing import Any, Mapping, NotRequired, TypedDict
 
 
 class QueueItem(TypedDict):
@@ -48,6 +48,15 @@ class QuestionItem(TypedDict):
 class PlanStep(TypedDict):
     text: str
     status: str  # pending | active | done
+
+
+class SourceItem(TypedDict):
+    n: int
+    title: str
+    snippet: str
+    url: NotRequired[str]
+    file_id: NotRequired[str]
+    locator: NotRequired[str]
 
 
 class Versions(TypedDict):
@@ -137,6 +146,9 @@ CHAT_EVENTS = _table(
     # docs/PROTOCOL.md "Live tool progress": a running call's time so far, last output, MCP progress.
     Event("tool_progress", {"call_id": str, "name": str, "elapsed_ms": int},
           {"output": str, "progress": float | None, "total": float | None, "message": str}, turn_id=TURN),
+    # CONTRACT §8: sources a tool of the turn brought in, numbered from 1 per turn (only the new ones).
+    Event("sources", {"kind": str, "items": list[SourceItem]}, turn_id=TURN,
+          values={"kind": ("web", "knowledge", "memory")}),
 )
 
 # `/ws/_app` (docs/PROTOCOL.md "App-wide events"): state, not steps, so no event_id or epoch.

@@ -81,7 +81,7 @@ class TurnRegistry:
     def __init__(self, config, keys, app_events, mcp=None, catalog=None):
         self.config = config
         self.app_events = app_events
-        self.toolsets = Toolsets(load_tools(), config.data_dir, mcp)
+        self.toolsets = Toolsets(load_tools(), config.data_dir, mcp, keys=keys)
         self.services = TurnServices(
             keys=keys, tools=self.toolsets.plugins, toolsets=self.toolsets,
             files=FileStore.for_data_dir(config.data_dir), limits=limits_from_env(),

@@ -5,7 +5,9 @@ boundaries (the assistant message before its tools run, tool results in call
 order, partial text at least once a second through the registry's flusher)
 and publishes each event to the chat's hub. A call whose tool can preview its
 change (a file write's diff) shows it on its approval card, its `tool_end` and
-its saved result; a running call's progress goes out as `tool_progress`.
+its saved result; a running call's progress goes out as `tool_progress`. What the
+turn's tools brought in (search results, fetched pages) are its sources: numbered,
+announced as `sources`, and saved on its final reply.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from backend.turns.context import TurnSetupError, fallback_routes, history_rows,
 from backend.turns.hub import ChatHub
 from backend.turns.progress import Progress
 from backend.turns.services import TurnServices
+from backend.turns.sources import TurnSources
 
 log = logging.getLogger(__name__)
 CRASHED = agent.Outcome("failed", "internal", "Something went wrong inside Numi while answering; "
@@ -85,6 +88,8 @@ class Turn:
         self._approvals_lock = threading.Lock()
         self.questions = questions.Questions(self.publish, lambda: services.chat_changed(chat_id))
         self.progress = Progress(self.publish)
+        self.sources = TurnSources(self.publish)
+        self._sources_saved = False  # the turn's sources are on a saved reply
         self._diffs: dict[str, str] = {}  # call id -> what the running call changes, for its end and result
 
     def publish(self, type_: str, **fields) -> dict:
@@ -122,6 +127,11 @@ class Turn:
         if self.tools.get(questions.NAME) is not None:
             self.tools.add(self.questions.tool())  # the same spec, answered by this turn's questions
         plans.bind(self.tools, self._record_plan)
+        if continuing:
+            # The reply's text already cites its sources: their numbers go on from there.
+            saved = history.by_ids([self.continue_message_id])[self.continue_message_id].citation_sources
+            self.sources = TurnSources(self.publish, saved)
+        self.sources.bind(self.tools)
         self.model_id = model.id
         plan = compaction.make_room(chat, model, self.services.keys, tools=self.tools.specs(),
                                     files=self.services.files, plan=plan, continuing=continuing,
@@ -173,6 +183,7 @@ class Turn:
                 log.exception("could not save how turn %s in chat %s ended", self.id, self.chat_id)
             self.publish("error", code=outcome.error_code, message=outcome.error_message,
                          retryable=outcome.retryable)
+        self._keep_sources()
         if self.reply_id is not None:  # a regenerated version the turn ended before writing
             history.end_streaming(self.reply_id, status="cancelled" if outcome.status == "cancelled" else "error")
         if self.usage["input_tokens"] or self.usage["output_tokens"]:
@@ -183,6 +194,15 @@ class Turn:
             Chat.update(updated_at=now()).where(Chat.id == self.chat_id).execute()
         # turn_end is the registry's to publish: only once the chat is free again,
         # so a client that acts on it (edit, regenerate) never hears "busy".
+
+    def _keep_sources(self) -> None:
+        """A turn that ended before a final reply (stopped while a tool ran, a limit) keeps its
+        sources on its last reply, so what its tools found is not lost."""
+        sources = self.sources.all()
+        if sources and not self._sources_saved and self.last_message_id is not None:
+            with db.atomic():
+                history.save(self.last_message_id, citation_sources=sources)
+            self._sources_saved = True
 
     def _save_error(self, outcome: agent.Outcome) -> None:
         """The error on the turn's last message; a row the turn left `streaming` gets its end too.
@@ -303,10 +323,13 @@ class Turn:
             # while a tool runs or an approval waits leaves it `interrupted`, with Continue.
             status = "streaming"
             self._awaiting_results = (partial.row_id, {c["id"] for c in calls})
+        sources = self.sources.all() if ev.final else []
         with db.atomic():
             history.save(partial.row_id, content=content, reasoning_content=reasoning,
                          reasoning_details=list(message.reasoning_details) or None,
-                         tool_calls=calls or None, status=status, model_id=self.model_id, usage=usage)
+                         tool_calls=calls or None, status=status, model_id=self.model_id, usage=usage,
+                         **({"citation_sources": sources} if sources else {}))
+        self._sources_saved = self._sources_saved or bool(sources)
         if ev.final and ev.status == "complete":
             self.final_message_id = partial.row_id
         self.publish("message_saved", message_id=partial.row_id, role="assistant")

@@ -3,7 +3,8 @@
 Built-in tools go only to a model that can call tools (its `supports.tools`): a server
 that cannot would refuse the whole request. `ask_user` (a question to the person; each
 turn binds it to its own questions) and web fetch are always offered to such a
-model (each fetch asks by default); the workspace tools and the shell only when the
+model (each fetch asks by default), and `web_search` when a search backend is set
+and usable (Settings → Web search; a key-based one only with its key); the workspace tools and the shell only when the
 chat has a workspace folder, and they see nothing outside it nor Numi's data dir
 (the shell runs sandboxed, its network as the `shell_network` setting says); the
 enabled MCP servers' tools to every such chat. The chat's mode then decides what of that
@@ -21,8 +22,9 @@ from backend.store.models import Setting
 from backend.tools.fetch import fetch_tool
 from backend.tools.file_index import FileIndex
 from backend.tools.shell import shell_tool
+from backend.tools.web_search import web_search_tool
 from backend.tools.workspace import Workspace, workspace_tools
-from backend.turns import modes
+from backend.turns import modes, search_setting
 from backend.turns.plans import update_plan_tool
 from backend.turns.questions import ask_user_tool
 
@@ -35,9 +37,10 @@ def shell_network() -> bool:
 
 
 class Toolsets:
-    def __init__(self, plugins: ToolRegistry, data_dir: Path, mcp=None):
+    def __init__(self, plugins: ToolRegistry, data_dir: Path, mcp=None, keys=None):
         self.plugins = plugins
         self.mcp = mcp  # backend/turns/mcp_runtime.py: the enabled MCP servers' tools
+        self.keys = keys  # a search backend's key (None: no web search)
         self.data_dir = Path(data_dir)  # never seen by the file tools nor the shell
         self.fetch = fetch_tool()
         self.update_plan = update_plan_tool()  # each turn binds its own (plans.bind)
@@ -45,7 +48,7 @@ class Toolsets:
         self._workspaces: dict[str, tuple[FileIndex, list[Tool]]] = {}
         # The workspace tools' descriptions, for settings screens (never run).
         self._catalog = [*workspace_tools(Workspace(data_dir)), shell_tool(data_dir), self.fetch,
-                         self.update_plan]
+                         self.update_plan, web_search_tool(None)]
 
     def catalog(self) -> list[Tool]:
         """Every tool a chat could get, one per name (a built-in one wins over a plugin, as in a turn)."""
@@ -60,6 +63,9 @@ class Toolsets:
         if model_calls_tools:
             tools.add(ask_user_tool())
             tools.add(self.fetch)
+            searching = search_setting.backend(self.keys) if self.keys is not None else None
+            if searching is not None:
+                tools.add(web_search_tool(searching))  # each turn binds its own (TurnSources.bind)
             if workspace:
                 for tool in self._workspace_tools(workspace):
                     tools.add(tool)

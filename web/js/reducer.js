@@ -466,6 +466,19 @@ const HANDLERS = {
     return updateMessage(state, id, (m) => (JSON.stringify(m.plan) === JSON.stringify(plan) ? m : { ...m, plan }));
   },
 
+  /**
+   * Sources a tool of the turn brought in (CONTRACT §8), numbered per turn: kept on the turn
+   * and shown on its newest reply (`message.sources`, as GET …/messages gives them), one per n.
+   */
+  sources(state, e) {
+    if (!state.turn || state.turn.id !== e.turn_id) return state;
+    const items = (e.items || []).map((item) => ({ ...item, kind: e.kind }));
+    const sources = mergeSources(state.turn.sources || [], items);
+    if (sources === state.turn.sources) return state;
+    const next = { ...state, turn: { ...state.turn, sources } };
+    return updateMessage(next, state.turn.messageId, (m) => ({ ...m, sources }));
+  },
+
   title_update: (state, e) => (state.title === e.title ? state : { ...state, title: e.title }),
 
   queue: (state, e) => setQueue(state, e.items || []),
@@ -555,6 +568,9 @@ function fromRow(item, old) {
     versions: item.versions ?? old?.versions ?? null,
     // The plan its step's update_plan call left (CONTRACT §7), else null.
     plan: item.plan ?? null,
+    // The sources its text cites as [n] (CONTRACT §8).
+    // A reply still being written has none saved yet: the ones its turn announced stay.
+    sources: Array.isArray(item.sources) && item.sources.length ? item.sources : old?.sources ?? [],
     // A tool result that was an error (when the API says so: `tool_error`).
     ...(item.tool_error ? { toolError: true } : {}),
     // A file write's result: the change it made.
@@ -769,20 +785,36 @@ function touchMessage(state, id, turnId) {
   if (ours && turn.messageIds.includes(id)) return state;
   if (ours && !findMessage(state, id) && !turnOwnsLeaf(state)) return state;
   let next = state;
+  // The turn's sources go with its newest reply: the final one saves them (CONTRACT §8).
+  const sources = ours && turn.sources?.length ? { sources: turn.sources } : {};
   if (ours) {
     next = { ...next, turn: { ...turn, messageId: id, messageIds: [...turn.messageIds, id] } };
-    next = updateMessage(next, turn.messageId, (m) =>
-      (m.id !== id && m.status === STREAMING ? { ...m, status: "complete" } : m));
+    next = updateMessage(next, turn.messageId, (m) => {
+      if (m.id === id) return m;
+      let left = m;
+      if (sources.sources && "sources" in m) {
+        left = { ...m };
+        delete left.sources;
+      }
+      return left.status === STREAMING ? { ...left, status: "complete" } : left;
+    });
   }
   const old = findMessage(next, id);
   if (!old) {
-    return upsertMessage(next, newMessage(id, "assistant", { modelId: turn?.modelId ?? null }));
+    return upsertMessage(next, newMessage(id, "assistant", { modelId: turn?.modelId ?? null, ...sources }));
   }
   if (!ours) return next;
   // Text it already had (history, or a reply being continued) is being sent again:
   // `replayed` tells the view this is not a reply it watched from its start.
   return updateMessage(next, id, (m) => ({ ...m, content: "", reasoning: "", status: STREAMING, error: null,
-    replayed: m.replayed || m.status === "complete" || !!m.content || !!m.reasoning }));
+    replayed: m.replayed || m.status === "complete" || !!m.content || !!m.reasoning, ...sources }));
+}
+
+/** `items` added to `list` where their number is new; `list` itself when none is. */
+function mergeSources(list, items) {
+  const known = new Set(list.map((s) => s.n));
+  const added = items.filter((s) => Number.isInteger(s.n) && !known.has(s.n) && known.add(s.n));
+  return added.length ? [...list, ...added].sort((a, b) => a.n - b.n) : list;
 }
 
 /**
