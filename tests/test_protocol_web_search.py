@@ -352,3 +352,33 @@ def test_injected_text_never_runs_a_tool_without_its_approval(tooled, searxng):
     sock.send(type="approve", approval_id=ask["approval_id"], decision="deny")
     assert sock.until("turn_end", turn_id=t)["status"] == "completed"
     assert not sock.of("tool_start", turn_id=t) and setup.sentinel.read_text() == "untouched"
+
+
+# --- Stop ----------------------------------------------------------------------------------
+
+def test_stop_keeps_the_sources_found_so_far(tooled, searxng):
+    setup = tooled
+    use(setup, backend="searxng", url=searxng.url)
+    chat = setup.chat(title="t")
+    # Two searches at once: one answers, the other's service never does.
+    searxng.hang()
+    setup.fake.enqueue([search_call(0, "first"), search_call(1, "second")])
+    sock = setup.socket(chat)
+    t = turn(sock, "r1")
+    found = sock.until("sources", turn_id=t)
+    assert searxng.hanging.wait(5)
+    sock.send(type="stop")
+    assert sock.until("turn_end", turn_id=t, timeout=10)["status"] == "cancelled"
+    caller = next(m for m in setup.messages(chat) if m["role"] == "assistant")
+    assert caller["sources"] == [dict(item, kind="web") for item in found["items"]]
+
+    # A reply stopped while it cites them keeps them too.
+    setup.fake.enqueue([search_call(0, "third")], [S.text("So far [1]"), S.hang()])
+    t = turn(sock, "r2")
+    sock.until("sources", turn_id=t)
+    setup.fake.wait_hanging()
+    sock.send(type="stop")
+    assert sock.until("turn_end", turn_id=t, timeout=10)["status"] == "cancelled"
+    last = setup.messages(chat)[-1]
+    assert (last["content"], last["status"]) == ("So far [1]", "cancelled")
+    assert [s["n"] for s in last["sources"]] == [1, 2]
