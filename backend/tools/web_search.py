@@ -64,7 +64,10 @@ class SearchBackend:
 
     def _rows(self, data) -> list:
         """The list of result objects in a successful answer; SearchError when there is none."""
-        raise NotImplementedError
+        rows = data.get("results") if isinstance(data, dict) else None
+        if not isinstance(rows, list):
+            raise self._shape("no `results`")
+        return rows
 
     def _refusal(self, answer: Answer) -> str:
         return _refusal(self.label, answer)
@@ -99,12 +102,6 @@ class SearXNG(SearchBackend):
                        headers={"Accept": "application/json", "Accept-Language": "en"},
                        timeout=self.timeout, cancel=cancel)
 
-    def _rows(self, data):
-        rows = data.get("results") if isinstance(data, dict) else None
-        if not isinstance(rows, list):
-            raise self._shape("no `results`")
-        return rows
-
     def _refusal(self, answer):
         if answer.status == 403:
             # SearXNG answers JSON only where its settings.yml lists it under search.formats.
@@ -119,18 +116,27 @@ class SearXNG(SearchBackend):
         return f"Check that {self.url} is the address of a SearXNG instance, in Settings → Web search."
 
 
-class Brave(SearchBackend):
-    """Brave Search API: `GET /res/v1/web/search?q=…&count=…` with the `X-Subscription-Token` header."""
+class _Keyed(SearchBackend):
+    """A hosted service reached with an API key, at its own address unless the environment names another."""
 
-    label = "Brave Search"
+    env = ""  # the variable that replaces the address
+    address = ""
 
     def __init__(self, api_key: str, timeout: float = TIMEOUT_S):
         super().__init__(timeout)
         self.api_key = api_key
 
+    def base(self) -> str:
+        return (os.environ.get(self.env) or self.address).rstrip("/")
+
+
+class Brave(_Keyed):
+    """Brave Search API: `GET /res/v1/web/search?q=…&count=…` with the `X-Subscription-Token` header."""
+
+    label, env, address = "Brave Search", "NUMI_BRAVE_URL", BRAVE_URL
+
     def _send(self, query, limit, cancel):
-        base = os.environ.get("NUMI_BRAVE_URL") or BRAVE_URL
-        url = f"{base.rstrip('/')}/res/v1/web/search?{urlencode({'q': query, 'count': limit})}"
+        url = f"{self.base()}/res/v1/web/search?{urlencode({'q': query, 'count': limit})}"
         return request(self.label, "GET", url, headers={"Accept": "application/json",
                                                         "X-Subscription-Token": self.api_key},
                        timeout=self.timeout, cancel=cancel)
@@ -156,28 +162,17 @@ class Brave(SearchBackend):
         return super()._refusal(answer)
 
 
-class Tavily(SearchBackend):
+class Tavily(_Keyed):
     """Tavily: `POST /search` with a JSON body and `Authorization: Bearer <key>`."""
 
-    label = "Tavily"
-
-    def __init__(self, api_key: str, timeout: float = TIMEOUT_S):
-        super().__init__(timeout)
-        self.api_key = api_key
+    label, env, address = "Tavily", "NUMI_TAVILY_URL", TAVILY_URL
 
     def _send(self, query, limit, cancel):
-        base = os.environ.get("NUMI_TAVILY_URL") or TAVILY_URL
         body = json.dumps({"query": query, "max_results": limit, "search_depth": "basic"}).encode()
-        return request(self.label, "POST", f"{base.rstrip('/')}/search", body=body,
+        return request(self.label, "POST", f"{self.base()}/search", body=body,
                        headers={"Accept": "application/json", "Content-Type": "application/json",
                                 "Authorization": f"Bearer {self.api_key}"},
                        timeout=self.timeout, cancel=cancel)
-
-    def _rows(self, data):
-        rows = data.get("results") if isinstance(data, dict) else None
-        if not isinstance(rows, list):
-            raise self._shape("no `results`")
-        return rows
 
     def _refusal(self, answer):
         # Tavily's own codes: 432 the plan's limit, 433 the pay-as-you-go limit.
