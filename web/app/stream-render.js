@@ -48,10 +48,15 @@ function lastText(root) {
 }
 
 export class StreamRenderer {
-  /** @param onSettled called when a finished text, drawn away (see settling), is all in */
-  constructor(container, onSettled = null) {
+  /**
+   * @param onSettled called when a finished text, drawn away (see settling), is all in
+   * @param annotate  (nodes, markdown) → nodes: applied to every render before it goes in
+   *                  (a reply's citation markers, views/sources.js)
+   */
+  constructor(container, onSettled = null, annotate = null) {
     this.el = container;
     this.onSettled = onSettled;
+    this.annotate = annotate || ((nodes) => nodes);
     this.head = document.createElement("div");
     this.head.className = "md-head";
     this.tail = document.createElement("div");
@@ -65,6 +70,11 @@ export class StreamRenderer {
    * lacks its end until onSettled.
    */
   get settling() { return this.final && this.job !== null; }
+
+  /** Annotate all that is drawn again: what `annotate` adds changed (a reply's sources came). */
+  reannotate() {
+    this.annotate(this.el, null);
+  }
 
   /** How much of the text is shown (or waiting for the next flush). */
   get length() { return this.text.length; }
@@ -157,7 +167,7 @@ export class StreamRenderer {
       if (this.job !== job) return; // reset, or drawn by a final flush since
       this.job = null;
       parts.forEach((p, i) => {
-        this._openPiece(p.from).append(nodes[i]);
+        this._openPiece(p.from).append(this.annotate(nodes[i], texts[i]));
         if (p.closes) this.piece = null;
       });
       this.open = this.open.slice(end - from);
@@ -167,7 +177,7 @@ export class StreamRenderer {
       if (code) this._drawOpenCode(open, code);
       else if (!open) this.tail.replaceChildren();
       else {
-        this.tail.replaceChildren(nodes[parts.length]);
+        this.tail.replaceChildren(this.annotate(nodes[parts.length], open));
         this.tail.classList.remove("plain");
         this._notePlainEnd(open);
       }
@@ -192,6 +202,7 @@ export class StreamRenderer {
       return;
     }
     fillMarkdown(this.tail, open);
+    this.annotate(this.tail, open);
     this._notePlainEnd(open);
   }
 
@@ -293,7 +304,7 @@ export class StreamRenderer {
     // Until the Markdown module is in, history waits for it (showing its text).
     deferred ||= held();
     if (!deferred) {
-      this.piece.append(markdownNodes(raw));
+      this.piece.append(this.annotate(markdownNodes(raw), raw));
       this.piece.classList.toggle("plain", !hasMarkdown());
       return;
     }
@@ -306,7 +317,7 @@ export class StreamRenderer {
     const piece = this.piece;
     later(() => {
       if (gen !== this.gen || !stand.isConnected) return;
-      stand.replaceWith(markdownNodes(raw));
+      stand.replaceWith(this.annotate(markdownNodes(raw), raw));
       piece.classList.toggle("plain", !hasMarkdown()); // the module failed: text as written
     });
   }

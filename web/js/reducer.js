@@ -508,6 +508,8 @@ const HANDLERS = {
         messageId: e.message_id ?? null,
         messageIds: e.message_id != null ? [e.message_id] : [],
         modelId: same ? state.turn.modelId : null,
+        // The sources it gathered go on to its next reply (`sources`, touchMessage).
+        ...(same && state.turn.sources ? { sources: state.turn.sources } : {}),
       };
     } else if (turnRunning(state)) {
       // Nothing is retained: the turn we were following ended while we were away.

@@ -9,6 +9,8 @@ import { fileUrl, formatSize, icon, isImage } from "../attachments.js";
 import { ModelPicker } from "./model-picker.js";
 import { PlanCard } from "./plan-card.js";
 import { canExecute } from "../../js/plans.js";
+import { shownSources } from "../../js/citations.js";
+import { SourceList, linkCitations } from "./sources.js";
 
 const CUT_OFF = new Set(["interrupted", "cancelled", "error"]);
 // A reply a limit ended (its steps, tool calls or time; the loop guard) goes on with Continue.
@@ -123,13 +125,17 @@ export class MessageView {
     this.reasoningShown = "";
     // Announced once per message when it finishes: aria-busy holds it back while streaming.
     this.body = h("div", { class: "msg-body md", "aria-live": "polite" });
-    this.renderer = new StreamRenderer(this.body, () => this._settled());
+    // The reply's sources by n: its text's [n] markers link to them (views/sources.js).
+    this.sourcesByN = new Map();
+    this.renderer = new StreamRenderer(this.body, () => this._settled(),
+      (nodes, raw) => linkCitations(nodes, this.sourcesByN, raw));
     this.tools = h("div", { class: "tool-calls" });
+    this.sourceList = new SourceList();
     this.error = h("div", { class: "msg-error", role: "note", hidden: true });
     this.usage = h("div", { class: "msg-usage" });
     this.bar = h("div", { class: "msg-actions" });
     this.foot = h("div", { class: "msg-foot" }, this.bar);
-    this.el.append(this.meta, this.reasoning, this.body, this.tools, this.error, this.usage, this.foot);
+    this.el.append(this.meta, this.reasoning, this.body, this.tools, this.sourceList.el, this.error, this.usage, this.foot);
   }
 
   _buildPlain() {
@@ -239,6 +245,7 @@ export class MessageView {
 
   _updateAssistant(msg, ctx) {
     const streaming = msg.status === "streaming";
+    this._updateSources(msg.sources);
     this._updateText(msg);
     // Only what changed is written: a write, even of the same value, costs a style
     // and layout pass, and this runs on every frame of a streaming reply.
@@ -282,6 +289,16 @@ export class MessageView {
           ? h("button", { type: "button", class: "ghost accent", "aria-label": "Retry this reply", onclick: () => this.actions.regenerate(msg.id) }, "Retry")
           : null,
     );
+  }
+
+  /** The reply's sources (CONTRACT §8): the list under it, and its drawn text's markers linked again. */
+  _updateSources(sources) {
+    if (sources === this.sources) return;
+    this.sources = sources;
+    const shown = shownSources(sources);
+    this.sourcesByN = new Map(shown.map((s) => [s.n, s]));
+    this.sourceList.update(shown);
+    this.renderer.reannotate();
   }
 
   /**

@@ -1,0 +1,75 @@
+// A reply's sources (CONTRACT §8 `sources`) and the `[n]` markers its text cites them
+// with. Pure, no DOM (node-tested): the page's markers and list are views/sources.js.
+//
+// A source comes from a web page or a search backend: every field of it is untrusted
+// text. Here it is only ever read as strings; an address becomes a link only when it
+// is http(s).
+
+// `[n]` with n a whole number from 1 (three digits at most: a turn's sources are counted
+// in tens). `[1][2]` is two markers; `[1, 2]`, `[0]` and `[01]` are none.
+const MARKER = /\[([1-9]\d{0,2})\]/g;
+
+/** Cheap test for "may cite a source": text without it needs no marker pass. */
+export const MAY_CITE = /\[[1-9]\d{0,2}\]/;
+
+/**
+ * `text` cut at its `[n]` markers whose n `has(n)`: an array of strings (text as it
+ * stands) and numbers (a marker for source n), in order, with no empty strings. A
+ * marker naming no known source stays text.
+ */
+export function markerParts(value, has) {
+  const text = String(value);
+  const parts = [];
+  let from = 0;
+  for (const m of text.matchAll(MARKER)) {
+    const n = Number(m[1]);
+    if (!has(n)) continue;
+    if (m.index > from) parts.push(text.slice(from, m.index));
+    parts.push(n);
+    from = m.index + m[0].length;
+  }
+  if (from < text.length) parts.push(text.slice(from));
+  return parts;
+}
+
+/** `url` when it is an absolute http(s) address, else null (javascript:, file:, junk). */
+export function webUrl(url) {
+  if (typeof url !== "string" || !/^https?:\/\//i.test(url.trim())) return null;
+  try {
+    return new URL(url.trim()).href;
+  } catch {
+    return null;
+  }
+}
+
+/** The site a source is on, as a person reads it: the host name without "www.", or "". */
+export function siteOf(url) {
+  const href = webUrl(url);
+  if (!href) return "";
+  return new URL(href).hostname.replace(/^www\./i, "");
+}
+
+const text = (value) => (typeof value === "string" ? value : value == null ? "" : String(value));
+
+/**
+ * A reply's sources as the page shows them: one per n (the last given for an n wins),
+ * by n, each {n, title, url (http(s) or null), site, snippet} with only strings in it.
+ * A source without a title is named by its site (or "Source n").
+ */
+export function shownSources(sources) {
+  const byN = new Map();
+  for (const s of Array.isArray(sources) ? sources : []) {
+    const n = Number(s?.n);
+    if (!Number.isInteger(n) || n < 1) continue;
+    const url = webUrl(s.url);
+    const site = siteOf(url);
+    const title = text(s.title).trim() || site || `Source ${n}`;
+    byN.set(n, { n, title, url, site, snippet: text(s.snippet).trim() });
+  }
+  return [...byN.values()].sort((a, b) => a.n - b.n);
+}
+
+/** What a marker says to a screen reader and in its tooltip: "Source 2: Title (site)". */
+export function markerLabel(source) {
+  return `Source ${source.n}: ${source.title}${source.site && source.site !== source.title ? ` (${source.site})` : ""}`;
+}
