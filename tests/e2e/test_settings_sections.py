@@ -38,7 +38,7 @@ def test_sections_open_from_the_address_and_the_nav(page, setup):
     expect(panel(page, "Appearance")).to_be_visible()
     expect(nav(page).get_by_role("link", name="Appearance")).to_have_attribute("aria-current", "page")
     expect(nav(page).get_by_role("link")).to_have_text(
-        ["Providers", "Models", "Long conversations", "Tools & approvals", "MCP servers", "Appearance", "Data",
+        ["Providers", "Models", "Long conversations", "Tools & approvals", "MCP servers", "Web search", "Appearance", "Data",
          "Advanced"])
 
 

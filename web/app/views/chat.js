@@ -21,6 +21,7 @@ import { contextMarks } from "../../js/context-marks.js";
 import { compactedSentence } from "../../js/context-meter.js";
 import { menuKeys } from "./menu.js";
 import { newestPlans } from "../../js/plans.js";
+import { searchState } from "../../js/web-search.js";
 
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
 // for what is on screen; the rest follows in later tasks.
@@ -76,8 +77,11 @@ export class ChatView {
     this.approvals = h("div", { class: "approvals" });
     this.questions = h("div", { class: "questions" });
     this.notice = h("div", { class: "notice-slot" });
+    // Without a search service models cannot look anything up: the empty chat says how to add one.
+    this.searchHint = h("p", { class: "hint web-search-hint", hidden: true });
     this.empty = h("div", { class: "empty", hidden: true },
-      h("h2", {}, "What's on your mind?"), h("p", { class: "hint" }, "Your chats stay on this computer. Press ? for shortcuts."));
+      h("h2", {}, "What's on your mind?"), h("p", { class: "hint" }, "Your chats stay on this computer. Press ? for shortcuts."),
+      this.searchHint);
     this.scroller = h("div", { class: "scroller" },
       h("div", { class: "thread" }, this.sentinel, this.older, this.empty, this.list, this.pending, this.approvals, this.questions, this.notice));
     this.composer = new Composer({
@@ -360,6 +364,7 @@ export class ChatView {
     }
 
     this._renderHeader();
+    this._renderSearchHint();
     this.composer.picker.update();
     if (!s) {
       this.empty.hidden = false;
@@ -502,6 +507,18 @@ export class ChatView {
     this.workspace.replaceChildren(h("span", { class: "i i-folder", "aria-hidden": "true" }), " ", name);
     this.workspace.title = path;
     this.workspace.setAttribute("aria-label", `Workspace: ${name} (${path}). Change it in the chat settings`);
+  }
+
+  /** The empty chat's line on web search, while it is off (CONTRACT §8: the UI says how to add it). */
+  _renderSearchHint() {
+    const ws = app.settings?.web_search;
+    const key = app.settings ? JSON.stringify(ws ?? null) : "";
+    if (key === this.searchHintKey) return;
+    this.searchHintKey = key;
+    const { on, sentence, todo } = searchState(ws);
+    this.searchHint.hidden = on || !app.settings;
+    const link = h("a", { href: "#/settings/web" }, todo ? "Settings → Web search" : "Open Settings → Web search");
+    this.searchHint.replaceChildren(...(todo ? [`${sentence} ${todo} in `, link, "."] : [`${sentence} `, link]));
   }
 
   _renderMessages(state, busy) {

@@ -1,7 +1,8 @@
 // Settings, in sections (a nav on the left, one section shown, deep-linked as
 // #/settings/<id>): providers, models (default, capabilities, fallbacks), long
 // conversations (views/compaction-settings.js), tools and approvals (views/approvals.js,
-// the shell's network and sandbox), MCP servers (views/mcp.js), appearance, your data,
+// the shell's network and sandbox), MCP servers (views/mcp.js), web search
+// (views/web-search-settings.js), appearance, your data,
 // and advanced (keyring, catalog.toml).
 // A search box shows the matching rows of every section at once.
 // Lists redraw when their data changes; the add forms are built once, so a redraw
@@ -18,6 +19,7 @@ import { ApprovalsSection } from "./approvals.js";
 import { shellSandboxLine } from "./workspace.js";
 import { McpSection } from "./mcp.js";
 import { CompactionSection } from "./compaction-settings.js";
+import { WebSearchSection } from "./web-search-settings.js";
 import { SettingsSections } from "./settings-sections.js";
 import { filePicker } from "./file-picker.js";
 import { importSummary } from "../../js/import-summary.js";
@@ -34,6 +36,7 @@ export class SettingsView {
     this.models = h("div", { class: "model-list" });
     this.addModel = this._addModelForm();
     this.compaction = new CompactionSection();
+    this.webSearch = new WebSearchSection();
     const addProvider = providerForm({
       onAdded: async (p, status) => {
         status.textContent = "Looking for its models…";
@@ -51,6 +54,7 @@ export class SettingsView {
       { id: "conversations", title: "Long conversations", body: [this.compaction.el] },
       { id: "tools", title: "Tools & approvals", body: [this.toolsGeneral, new ApprovalsSection().el] },
       { id: "mcp", title: "MCP servers", body: [new McpSection().el] },
+      { id: "web", title: "Web search", body: [this.webSearch.el] },
       { id: "appearance", title: "Appearance", body: [this.appearance] },
       { id: "data", title: "Data", body: [this._dataSection()] },
       { id: "advanced", title: "Advanced", body: [this.advanced] },
@@ -75,6 +79,7 @@ export class SettingsView {
     this._models();
     this._refreshModelForm();
     this.compaction.update();
+    this.webSearch.update();
   }
 
   // Built once: an import's result stays on screen while the lists above redraw.
