@@ -98,7 +98,9 @@ def test_a_plan_card_executes_follows_the_model_and_comes_back_after_a_reload(pa
 
     card = page.get_by_role("region", name="Plan: 0 of 2 steps done")
     expect(card).to_be_visible()
-    expect(card.get_by_role("listitem")).to_have_text([f"○{STEPS[0]} (to do)", f"○{STEPS[1]} (to do)"])
+    expect(card.get_by_role("listitem")).to_have_text([f"{STEPS[0]} (to do)", f"{STEPS[1]} (to do)"])
+    # Each status is drawn as an icon, hidden from assistive technology (the text says it).
+    expect(card.locator(".plan-mark.i-circle[aria-hidden='true']")).to_have_count(2)
     execute = card.get_by_role("button", name="Execute plan")
     expect(execute).to_be_visible()
     shot(page, "modes-02-plan-card")
@@ -113,7 +115,8 @@ def test_a_plan_card_executes_follows_the_model_and_comes_back_after_a_reload(pa
     expect(page.locator("article.msg.user .msg-body").last).to_have_text(EXECUTE_TEXT)
     live = page.get_by_role("region", name="Plan: 1 of 2 steps done")
     expect(live).to_be_visible()
-    expect(live.locator(".plan-step[data-status='active']")).to_have_text(f"◐{STEPS[1]} (in progress)")
+    expect(live.locator(".plan-step[data-status='active']")).to_have_text(f"{STEPS[1]} (in progress)")
+    expect(live.locator(".plan-step[data-status='done'] .plan-mark.i-check")).to_have_count(1)
     # A reply runs: no card offers to execute.
     expect(page.get_by_role("button", name="Execute plan")).to_have_count(0)
     shot(page, "modes-03-plan-running")

@@ -5,7 +5,8 @@
 import { h } from "../dom.js";
 import { STATUS_LABEL, planProgress } from "../../js/plans.js";
 
-const MARK = { pending: "○", active: "◐", done: "✓" };
+// Drawn as SVG icons (web/styles/app.css): an empty circle, a half-filled one, a check.
+const MARK = { pending: "i-circle", active: "i-contrast", done: "i-check" };
 
 export class PlanCard {
   /** @param execute (planId) => void */
@@ -32,7 +33,7 @@ export class PlanCard {
     this.el.setAttribute("aria-label", `Plan: ${progress.text}`);
     this.el.dataset.finished = String(progress.finished);
     this.steps.replaceChildren(...(plan.steps || []).map((s) => h("li", { class: "plan-step", dataset: { status: s.status } },
-      h("span", { class: "plan-mark", "aria-hidden": "true" }, MARK[s.status] || "○"),
+      h("span", { class: `plan-mark i ${MARK[s.status] || MARK.pending}`, "aria-hidden": "true" }),
       h("span", { class: "plan-text" }, s.text),
       h("span", { class: "sr-only" }, ` (${STATUS_LABEL[s.status] || s.status})`))));
     this.button.hidden = !executable;
