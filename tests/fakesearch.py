@@ -89,6 +89,8 @@ class FakeSearch:
             ("Example Two", "https://two.example/b", "The second result."),
         ]
         self.gzip = kind == "brave"  # Brave's answers come compressed when asked to
+        # Pages by path, answered whatever order their requests come in (concurrent fetches).
+        self.page_html: dict[str, str] = {}
         self.seen: list[Seen] = []
         self._answers: list[tuple[int, object, dict]] = []
         self._lock = threading.Lock()
@@ -126,6 +128,8 @@ class FakeSearch:
 
     def _own(self, seen: Seen) -> tuple[int, object, dict]:
         """The real API's answer to a request of its own form."""
+        if seen.method == "GET" and seen.path in self.page_html:
+            return 200, self.page_html[seen.path], {"Content-Type": "text/html; charset=utf-8"}
         if self.kind == "searxng":
             if seen.method != "GET" or seen.path != "/search":
                 return 404, "<html><body>Not Found</body></html>", {"Content-Type": "text/html"}

@@ -269,17 +269,18 @@ def test_pages_web_fetch_read_are_sources_too(tooled, searxng):
     sock = setup.socket(chat)
     t = turn(sock, "r1")
     sock.until("sources", turn_id=t)
+    # The two fetches run at once: each page is served by its path, not in request order.
+    searxng.page_html = {path: f"<html><head><title>Title of {path}</title></head>"
+                               f"<body><p>{'Body words. ' * 60}</p></body></html>" for path in ("/a", "/c")}
     for _ in range(2):
         ask = sock.until("approval_required", turn_id=t)  # web_fetch still asks
-        searxng.answer(200, f"<html><head><title>Title of {ask['call_id']}</title></head>"
-                            f"<body><p>{'Body words. ' * 60}</p></body></html>")
         sock.send(type="approve", approval_id=ask["approval_id"], decision="allow")
     sock.until("turn_end", turn_id=t)
     events = sock.of("sources", turn_id=t)
     # The page already found keeps its number: only the new one is announced.
     assert [[i["n"] for i in e["items"]] for e in events] == [[1], [2]]
     fetched = events[1]["items"][0]
-    assert fetched["url"] == page_c and fetched["title"] == "Title of web_fetch-1"
+    assert fetched["url"] == page_c and fetched["title"] == "Title of /c"
     assert fetched["snippet"].startswith("Body words. Body words.") and fetched["snippet"].endswith("…")
     assert len(fetched["snippet"]) <= 301
     ends = {e["call_id"]: e["output"] for e in sock.of("tool_end", turn_id=t)}
