@@ -377,6 +377,8 @@ def test_stop_keeps_the_sources_found_so_far(tooled, searxng):
     setup.fake.enqueue([search_call(0, "third")], [S.text("So far [1]"), S.hang()])
     t = turn(sock, "r2")
     sock.until("sources", turn_id=t)
+    # The reply's text reached the server (not only the fake's socket) before the stop.
+    sock.until("content", turn_id=t)
     setup.fake.wait_hanging()
     sock.send(type="stop")
     assert sock.until("turn_end", turn_id=t, timeout=10)["status"] == "cancelled"
