@@ -34,9 +34,9 @@ echo "$PATH$"
 """
 
 
-def stream(setup, page, title, reply, prompt="go"):
+def stream(setup, page, title, reply, prompt="go", piece=7):
     chat = setup.chat(title=title)
-    setup.fake.enqueue([S.text(reply[i:i + 7]) for i in range(0, len(reply), 7)])
+    setup.fake.enqueue([S.text(reply[i:i + piece]) for i in range(0, len(reply), piece)])
     open_chat(page, setup.server, chat, title)
     send(page, prompt)
     last = replies(page).last
@@ -153,7 +153,9 @@ def assert_inert(svg: str):
 def test_mermaid_diagrams_are_lazy_inert_images(page, setup):
     filler = "\n\n".join(f"Paragraph {i} of text after the diagrams." for i in range(60))
     reply = f"{FLOW}\n\n{HOSTILE_MERMAID}\n\n{BROKEN}\n\n{filler}\n"
-    last = stream(setup, page, "E2E mermaid", reply)
+    # In one piece: streamed, each diagram is briefly the reply's visible end (and may rightly
+    # be drawn then); this test is about diagrams that are never in view.
+    last = stream(setup, page, "E2E mermaid", reply, piece=len(reply))
     body = last.locator(".msg-body")
     figures = body.locator("figure.mermaid-figure")
     expect(figures).to_have_count(3)
