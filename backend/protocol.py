@@ -16,7 +16,7 @@ class BadFrame(Exception):
 # type -> {field: (python type(s), required)}
 _SCHEMA: dict[str, dict[str, tuple]] = {
     "send": {"request_id": (str, True), "content": (str, True), "attachments": (list, False),
-             "mode": (str, False)},
+             "mode": (str, False), "research": (bool, False)},
     "stop": {"clear_queue": (bool, False)},
     "resume": {"after_event_id": (int, True), "epoch": (str, False)},
     "edit": {"message_id": (int, True), "content": (str, True), "request_id": (str, False)},
@@ -69,6 +69,9 @@ def _check_values(kind: str, frame: dict) -> None:
             raise BadFrame("The message is empty; write something or attach a file.")
         if frame.get("mode") not in (None, "queue", "steer"):  # null is no value, as for every field
             raise BadFrame("\"mode\" must be \"queue\" or \"steer\".")
+        if frame.get("research") is True and frame.get("mode") == "steer":
+            raise BadFrame("A research request starts its own turn and cannot steer a running reply; "
+                           "send it without \"mode\": \"steer\" to queue it.")
     if kind in ("send", "edit") and len(frame["content"]) > MAX_CONTENT_CHARS:
         raise BadFrame(f"The message is longer than {MAX_CONTENT_CHARS:,} characters; attach it as a file instead.")
     if kind == "edit" and not frame["content"].strip():

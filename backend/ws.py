@@ -194,7 +194,7 @@ class Connection:
             self._push(make_event("pong"))
         elif kind == "send":
             answer = reg.send(chat, frame["request_id"], frame["content"], frame.get("attachments") or [],
-                              steer=frame.get("mode") == "steer")
+                              steer=frame.get("mode") == "steer", research=frame.get("research") is True)
             if answer.pop("duplicate"):
                 # A resend after a lost answer: repeat the answer to this socket, change nothing.
                 self._push(self._direct("accepted", **answer))

@@ -12,14 +12,15 @@ from backend.runtime import runtime
 from backend.store.db import db
 from backend.store.models import ModelEntry, Setting
 from backend.tools import sandbox
-from backend.turns import compaction, questions, search_setting
+from backend.turns import compaction, questions, research, search_setting
 from backend.turns.toolset import SHELL_NETWORK
 
 bp = Blueprint("settings", __name__)
 
 # Every setting a client may write, with its value when never set.
 DEFAULTS = {"default_model_id": None, SHELL_NETWORK: False, compaction.SETTING: compaction.DEFAULTS,
-            questions.SETTING: questions.DEFAULTS, search_setting.SETTING: search_setting.DEFAULT}
+            questions.SETTING: questions.DEFAULTS, search_setting.SETTING: search_setting.DEFAULT,
+            research.SETTING: research.DEFAULTS}
 READ_ONLY = ("keyring", "catalog", "shell_sandbox")
 
 
@@ -50,6 +51,7 @@ def settings_dict() -> dict:
     data[compaction.SETTING] = vars(compaction.settings())
     data[questions.SETTING] = {"timeout_s": questions.timeout_s()}
     data[search_setting.SETTING] = search_setting.as_json(runtime().keys)
+    data[research.SETTING] = vars(research.settings())
     if data["default_model_id"] and not ModelEntry.get_or_none(ModelEntry.id == data["default_model_id"]):
         data["default_model_id"] = None  # a model removed behind our back (e.g. by hand in the database)
     # Where keys go; without a keyring, why (`cause`, a clause) and what to do (`fix`).
@@ -87,6 +89,7 @@ def patch_settings():
         compacting = _compaction(fields)
         asking = _questions(fields)
         searching = _web_search(fields)
+        researching = _research(fields)
         fields.check()
         if model_id is not MISSING:
             set_setting("default_model_id", model_id)
@@ -98,6 +101,8 @@ def patch_settings():
             set_setting(questions.SETTING, asking)
         if searching is not MISSING:
             set_setting(search_setting.SETTING, searching)
+        if researching is not MISSING:
+            set_setting(research.SETTING, {**vars(research.settings()), **researching})
     return settings_dict()
 
 
@@ -197,3 +202,19 @@ def delete_web_search_key():
     for name in [backend] if backend in search_setting.KEYED else search_setting.KEYED:
         runtime().keys.delete(name, search_setting.KEY_KIND)
     return "", 204
+def _research(fields: Fields):
+    """The `research` limits sent (merged into the stored ones), or MISSING."""
+    body = fields.raw(research.SETTING, False, False)
+    if body is MISSING:
+        return MISSING
+    if not isinstance(body, dict):
+        return fields.fail(research.SETTING, 'Must be an object like {"max_minutes": 10, "max_searches": 8, '
+                                             '"max_pages": 12}.')
+    inner = Fields(body, allowed=research.DEFAULTS, prefix=research.SETTING + ".")
+    low, high = research.BOUNDS["max_minutes"]
+    values = {"max_minutes": inner.number("max_minutes", low, high)}
+    for key in ("max_searches", "max_pages"):
+        low, high = research.BOUNDS[key]
+        values[key] = inner.number(key, low, high, integer=True)
+    fields.errors.update(inner.errors)
+    return {k: v for k, v in values.items() if v is not MISSING}

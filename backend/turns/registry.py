@@ -204,7 +204,7 @@ class TurnRegistry:
     # --- commands ---------------------------------------------------------------------
 
     def send(self, chat_id: str, request_id: str, content: str, attachments: list[str],
-             steer: bool = False) -> dict:
+             steer: bool = False, research: bool = False) -> dict:
         state = self._state(chat_id)
         with self._lock:
             existing = history.by_request(chat_id, request_id)
@@ -221,8 +221,9 @@ class TurnRegistry:
             # Shown with the message by every window, as GET …/messages lists it.
             files = [file_to_dict(rows[f]) for f in attachments]
             queued = not isinstance(decision, Start)
-            fields = dict(role="user", content=content, request_id=request_id,
-                          content_parts={"attachments": attachments} if attachments else None)
+            # A research request says so on its message: its turn starts when the queue reaches it.
+            parts = {**({"attachments": attachments} if attachments else {}), **({"research": True} if research else {})}
+            fields = dict(role="user", content=content, request_id=request_id, content_parts=parts or None)
             with db.atomic():
                 row = history.enqueue(chat_id, **fields) if queued else history.append_to_branch(chat_id, **fields)
                 Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()

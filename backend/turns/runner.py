@@ -18,11 +18,12 @@ from dataclasses import replace
 
 from backend.core import agent
 from backend.core import tools as toolbox
+from backend.core.tools import ToolRegistry
 from backend.core.cancel import CancelToken
 from backend.store import history
 from backend.store.db import db, now
 from backend.store.models import Chat, ModelEntry
-from backend.turns import approvals, compaction, metrics, next_request, plans, questions
+from backend.turns import approvals, compaction, metrics, next_request, plans, questions, research
 from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.progress import Progress
@@ -119,8 +120,6 @@ class Turn:
         return outcome.status
 
     def _run_loop(self) -> agent.Outcome:
-        from backend.providers import open_stream
-
         chat = Chat.get_by_id(self.chat_id)
         continuing = self.continue_message_id is not None
         model, self.tools, plan = next_request.prepare(self.services, chat, self.asked_model_id, continuing)
@@ -149,12 +148,20 @@ class Turn:
                 self.publish("reasoning", delta=row.reasoning_content, message_id=row.id)
             if row.content:
                 self.publish("content", delta=row.content, message_id=row.id)
-        loop = agent.AgentLoop(request, stream_fn=open_stream, emit=self._on_event, approve=self._approve,
-                               cancel=self.cancel, tools=self.tools, limits=self.services.limits,
+        if not continuing and research.requested(self.user_message_id):
+            # A research turn gathers first; its report is one step without tools (turns/research.py).
+            job = research.Research(self.publish, self.cancel, self.services.keys, getattr(self, "sources", None))
+            return job.run(request, lambda req, cancel: self._loop(req, model, cancel, ToolRegistry()).run())
+        return self._loop(request, model, self.cancel, self.tools).run()
+
+    def _loop(self, request, model, cancel, tools) -> agent.AgentLoop:
+        from backend.providers import open_stream
+
+        return agent.AgentLoop(request, stream_fn=open_stream, emit=self._on_event, approve=self._approve,
+                               cancel=cancel, tools=tools, limits=self.services.limits,
                                pool=self.services.tool_pool,
                                fallbacks=fallback_routes(model, request, self.services.keys),
                                steering=lambda: self._take_steering(model))
-        return loop.run()
 
     def _take_steering(self, model) -> list:
         """Move each waiting steering message to here in the history (a new row after this

@@ -61,6 +61,9 @@ export function initialState(chatId) {
     // Older messages left out of the running (or last) turn's request (`context_trimmed`):
     // {turnId, userMessageId, messagesOmitted, tokensBefore, tokensAfter, notice}.
     trimmed: null,
+    // A research turn's progress (`research_progress`, docs/PROTOCOL.md "Research"): {turnId,
+    // userMessageId, phase, searches, found, read, query, url, title, notice}; kept after it ends.
+    research: null,
   };
 }
 
@@ -225,6 +228,7 @@ const HANDLERS = {
       notice: null,
       usage: null,
       trimmed: null,
+      research: null,
     };
     if (e.user_message_id != null) {
       // A queued message keeps its id as its turn starts: it joins the end of the branch.
@@ -323,6 +327,18 @@ const HANDLERS = {
     const progress = { elapsedMs: e.elapsed_ms ?? 0, output: e.output ?? "", progress: e.progress ?? null,
                        total: e.total ?? null, message: e.message ?? "" };
     return upsertToolCall(state, owner.id, e.call_id, (c) => ({ ...c, progress }));
+  },
+
+  research_progress(state, e) {
+    // The newest phase and counts; what an event leaves out (the query, the page) stays as it was.
+    const turn = state.turn && state.turn.id === e.turn_id ? state.turn : null;
+    const prev = state.research && state.research.turnId === e.turn_id ? state.research : null;
+    return { ...state, research: {
+      turnId: e.turn_id ?? null, userMessageId: turn?.userMessageId ?? prev?.userMessageId ?? null,
+      phase: e.phase, searches: e.searches ?? 0, found: e.found ?? 0, read: e.read ?? 0,
+      query: e.query || prev?.query || "", url: e.url || prev?.url || "", title: e.title || prev?.title || "",
+      notice: e.notice || prev?.notice || "",
+    } };
   },
 
   message_saved(state, e) {
