@@ -253,3 +253,24 @@ def test_a_research_frame_is_checked(rsetup):
     assert sock.until("error")["code"] == "bad_request"
     sock.send(type="send", request_id="r2", content="x", research=True, mode="steer")
     assert "cannot steer" in sock.until("error")["message"]
+
+
+def test_a_research_turn_with_no_window_open_ends_unread_for_the_tray_to_notify(rsetup):
+    """The tray notifies a finished turn when the chat's `running` goes false (desktop/turns.py);
+    with no window on the chat, the chat is left unread."""
+    from tests.numi_client import AppSocket
+
+    setup = rsetup
+    setup.fake.enqueue([S.text(PLAN)], [S.hang(), S.text(REPORT)])
+    chat = setup.chat(title="r")
+    app = AppSocket(setup.server)
+    sock = setup.socket(chat)
+    research(sock)
+    app.chat(chat, running=True)
+    setup.fake.wait_hanging()
+    sock.close()  # the window closes while the report is written
+    setup.fake.release()
+    done = app.chat(chat, running=False)
+    assert done["unread"] is True
+    assert setup.messages(chat)[-1]["content"] == REPORT
+    app.close()
