@@ -201,13 +201,16 @@ export class ChatSession {
   /**
    * @param opts.steer while a reply runs: join it at its next model step (`mode: "steer"`)
    *   instead of waiting for it to end
+   * @param opts.research the text is a question for a research turn
    * @param opts.requestId, opts.attachments stored files ({id, name, mime, size, …}); by
    *   default those the composer staged with this text
    */
-  send(content, { steer = false, requestId = randomId("req"), attachments = takeStagedAttachments(content) } = {}) {
+  send(content, { steer = false, research = false, requestId = randomId("req"),
+                  attachments = takeStagedAttachments(content) } = {}) {
     this.state = localSend(this.state, requestId, content, attachments);
     const frame = { type: "send", request_id: requestId, content };
     if (steer) frame.mode = "steer";
+    if (research) frame.research = true; // a research turn (docs/PROTOCOL.md "Research")
     if (attachments.length) frame.attachments = attachments.map((f) => f.id);
     this._send(frame);
     schedule();

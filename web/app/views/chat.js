@@ -17,6 +17,7 @@ import { shownMessages } from "../../js/reducer.js";
 import { copyText } from "../dom.js";
 import { ContextMeter } from "./context-meter.js";
 import { ContextMarks } from "./context-marks.js";
+import { ResearchProgress } from "./research-progress.js";
 import { contextMarks } from "../../js/context-marks.js";
 import { compactedSentence } from "../../js/context-meter.js";
 import { menuKeys } from "./menu.js";
@@ -100,6 +101,7 @@ export class ChatView {
     this.composer.foot.append(this.meter.el);
     this.composer.el.insertBefore(this.meter.warning, this.composer.box);
     this.marks = new ContextMarks();
+    this.research = new ResearchProgress();
     if (session) session.draft = () => this.composer.draft();
     this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header, this.scroller, this.composer.el);
     // Following the newest text: the view stays at the bottom while the person has
@@ -198,10 +200,10 @@ export class ChatView {
     // (a message opened from search is let go).
     this._release();
     this.stick = true;
-    if (!this.session) return this.actions.createAndSend(text);
+    if (!this.session) return this.actions.createAndSend(text, { research: !!opts.research });
     // A message goes to the active branch: a version looked at meanwhile is left for it.
     if (this.session.state.view) this.session.showLive();
-    this.session.send(text, { steer: !!opts.steer && this.session.running });
+    this.session.send(text, { steer: !!opts.steer && this.session.running && !opts.research, research: !!opts.research });
     return true;
   }
 
@@ -574,6 +576,10 @@ export class ChatView {
     for (const mark of contextMarks(order, (m) => !inCall(m), state)) {
       after.set(mark.afterId, [...(after.get(mark.afterId) || []), this.marks.element(mark.kind, state)]);
     }
+    // A research turn's progress strip goes after its question (views/research-progress.js).
+    const strip = this.research.element(state);
+    const asked = strip ? order.find((m) => m.id === state.research.userMessageId) : null;
+    if (asked) after.set(asked.id, [...(after.get(asked.id) || []), strip]);
     const placed = new Set();
     this.backlog = false;
     let prev = null;
@@ -602,7 +608,7 @@ export class ChatView {
     for (const [id, view] of this.views) {
       if (!live.has(id)) { view.el.remove(); this.views.delete(id); }
     }
-    for (const el of [this.marks.divider, this.marks.note]) if (!placed.has(el)) el.remove();
+    for (const el of [this.marks.divider, this.marks.note, this.research.el]) if (!placed.has(el)) el.remove();
     if (this.backlog) schedule();
   }
 

@@ -37,6 +37,9 @@ export class Composer {
       onkeydown: (e) => this._key(e),
     });
     this.sendBtn = h("button", { type: "button", class: "primary send-btn", "aria-label": "Send message", onclick: () => this._send() }, "Send");
+    // Research: the text is a question for a research turn (plan, search, read, cited report).
+    this.researchBtn = h("button", { type: "button", class: "ghost research-btn", "aria-label": "Research: search the web and write a cited report",
+      title: "Research: plan searches, read the best pages, write a report with citations", onclick: () => this._send({ research: true }) }, "Research");
     this.stopBtn = h("button", { type: "button", class: "danger stop-btn", "aria-label": "Stop the reply (Esc)", hidden: true, onclick: () => this.hooks.stop() }, "Stop");
     // A list, so the label is read (a name on a plain div is ignored) with the count.
     this.queue = h("div", { class: "queue", role: "list", hidden: true, "aria-label": "Queued messages" });
@@ -49,7 +52,7 @@ export class Composer {
     this.attachError = h("div", { class: "attach-error", role: "alert" });
     this.capsWarning = h("div", { class: "caps-warning", role: "alert", hidden: true });
     this.box = h("div", { class: "composer-box" }, this.attachBtn, this.input,
-      h("div", { class: "composer-buttons" }, this.stopBtn, this.sendBtn));
+      h("div", { class: "composer-buttons" }, this.stopBtn, this.researchBtn, this.sendBtn));
     this.picker = new ModelPicker({ label: "Model for this chat", up: true, current: () => hooks.model(),
       onPick: (id) => { hooks.setModel(id); this.focus(); } });
     this.modeSelect = h("select", { class: "mode-select", "aria-label": "Mode", dataset: { mode: "ask" },
@@ -299,6 +302,7 @@ export class Composer {
     this.sendBtn.textContent = running ? "Queue" : "Send";
     this.sendBtn.setAttribute("aria-label", running ? "Queue message (it is sent after the running reply)" : "Send message");
     this.sendBtn.disabled = this.disabled;
+    this.researchBtn.disabled = this.disabled;
     this.input.disabled = this.disabled;
     this.attachBtn.disabled = this.disabled;
     this.modeSelect.disabled = this.disabled;
