@@ -126,13 +126,10 @@ def _compaction(fields: Fields):
 
 def _questions(fields: Fields):
     """The `questions` object sent ({"timeout_s": seconds or null}), or MISSING."""
-    body = fields.raw(questions.SETTING, False, False)
-    if body is MISSING:
+    inner = _section(fields, questions.SETTING, questions.DEFAULTS,
+                     'Must be an object like {"timeout_s": 600}, or {"timeout_s": null} for no limit.')
+    if inner is None:
         return MISSING
-    if not isinstance(body, dict):
-        return fields.fail(questions.SETTING, 'Must be an object like {"timeout_s": 600}, or {"timeout_s": null} '
-                                              'for no limit.')
-    inner = Fields(body, allowed=questions.DEFAULTS, prefix=questions.SETTING + ".")
     # Seconds a question waits for an answer; null (the default) waits until it is answered.
     limit = inner.number("timeout_s", 1, questions.MAX_TIMEOUT_S, integer=True, nullable=True)
     fields.errors.update(inner.errors)
@@ -204,13 +201,10 @@ def delete_web_search_key():
     return "", 204
 def _research(fields: Fields):
     """The `research` limits sent (merged into the stored ones), or MISSING."""
-    body = fields.raw(research.SETTING, False, False)
-    if body is MISSING:
+    inner = _section(fields, research.SETTING, research.DEFAULTS,
+                     'Must be an object like {"max_minutes": 10, "max_searches": 8, "max_pages": 12}.')
+    if inner is None:
         return MISSING
-    if not isinstance(body, dict):
-        return fields.fail(research.SETTING, 'Must be an object like {"max_minutes": 10, "max_searches": 8, '
-                                             '"max_pages": 12}.')
-    inner = Fields(body, allowed=research.DEFAULTS, prefix=research.SETTING + ".")
     low, high = research.BOUNDS["max_minutes"]
     values = {"max_minutes": inner.number("max_minutes", low, high)}
     for key in ("max_searches", "max_pages"):
@@ -218,3 +212,14 @@ def _research(fields: Fields):
         values[key] = inner.number(key, low, high, integer=True)
     fields.errors.update(inner.errors)
     return {k: v for k, v in values.items() if v is not MISSING}
+
+
+def _section(fields: Fields, setting: str, defaults: dict, example: str) -> Fields | None:
+    """The fields of the object sent as `setting`; None when it was not sent or is no object (then noted)."""
+    body = fields.raw(setting, False, False)
+    if body is MISSING:
+        return None
+    if not isinstance(body, dict):
+        fields.fail(setting, example)
+        return None
+    return Fields(body, allowed=defaults, prefix=setting + ".")
