@@ -5,10 +5,11 @@ and a page's injected instructions stay quoted data."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
-from backend.turns.research import UNTRUSTED
+from backend.tools.web_search import QUOTE_NOTE
 from tests.fakeprovider import script as S
 from tests.research_fakes import INJECTION, FakeWeb, page_html, use_searxng
 
@@ -25,7 +26,7 @@ def web():
 
 @pytest.fixture
 def rsetup(setup, web):
-    use_searxng(setup.server.data_dir, web.base_url)
+    use_searxng(setup.api, web.url)
     return setup
 
 
@@ -70,14 +71,26 @@ def test_a_research_turn_plans_searches_reads_and_writes_a_saved_report(rsetup, 
     assert sock.text() == REPORT
     saved = setup.messages(chat)[-1]
     assert (saved["role"], saved["content"], saved["status"]) == ("assistant", REPORT, "complete")
+    # Each search's results went out as `sources` while searching, numbered from 1 in the order found.
+    found = sock.of("sources")
+    assert [e["kind"] for e in found] == ["web", "web"]
+    searching, reading = (next(e["event_id"] for e in events if e["phase"] == p) for p in ("searching", "reading"))
+    assert all(searching < e["event_id"] < reading for e in found)
+    items = [item for e in found for item in e["items"]]
+    assert [(i["n"], i["url"]) for i in items] == [(n, web.page_url(str(n))) for n in range(1, 7)]
+    # The report keeps them under the numbers it cites: [1] and [2] are pages 1 and 2.
+    assert saved["sources"] == [dict(item, kind="web") for item in items]
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", REPORT)}
+    assert {s["n"]: s["url"] for s in saved["sources"] if s["n"] in cited} == {1: web.page_url("1"),
+                                                                                2: web.page_url("2")}
     # The plan was asked without tools; the report from the pages, quoted as untrusted data.
     plan_request, write_request = (r.body for r in setup.fake.requests[-2:])
     assert "JSON array" in plan_request["messages"][0]["content"] and not plan_request.get("tools")
     assert not write_request.get("tools")
     asked = write_request["messages"][-1]["content"]
-    assert asked.startswith("What is Numi?") and UNTRUSTED in asked
+    assert asked.startswith("What is Numi?") and QUOTE_NOTE in asked
     for n in range(1, 7):
-        assert f'<source n="{n}" url="{web.url(str(n))}"' in asked
+        assert f'<source n="{n}" url="{web.page_url(str(n))}"' in asked
     assert "Fact number 4 about the subject." in asked
 
 
@@ -92,9 +105,10 @@ def test_page_instructions_stay_quoted_data_and_run_nothing(rsetup, web):
     assert not sock.of("tool_start") and not sock.of("approval_required")
     asked = report_request(setup)["messages"][-1]["content"]
     assert "IGNORE ALL PREVIOUS INSTRUCTIONS" in asked  # read, as data
-    # The page cannot close its quote: its `</source>` is made inert, and its script is gone.
-    body = asked.split(f'<source n="1" url="{web.url("1")}"', 1)[1].split("</source>", 1)[0]
-    assert '&lt;/source>&lt;source n="99">' in body and "__pwned = 2" not in asked
+    # The page can neither close its quote nor open another: its tags are made inert, its script is gone.
+    body = asked.split(f'<source n="1" url="{web.page_url("1")}">', 1)[1].split("</source>", 1)[0]
+    assert '<\\/source><\\source n="99">' in body and "__pwned = 2" not in asked
+    assert asked.count("<source ") == 6
 
 
 def test_the_report_survives_a_closed_socket(rsetup):

@@ -199,6 +199,8 @@ def delete_web_search_key():
     for name in [backend] if backend in search_setting.KEYED else search_setting.KEYED:
         runtime().keys.delete(name, search_setting.KEY_KIND)
     return "", 204
+
+
 def _research(fields: Fields):
     """The `research` limits sent (merged into the stored ones), or MISSING."""
     inner = _section(fields, research.SETTING, research.DEFAULTS,

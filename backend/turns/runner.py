@@ -150,7 +150,7 @@ class Turn:
                 self.publish("content", delta=row.content, message_id=row.id)
         if not continuing and research.requested(self.user_message_id):
             # A research turn gathers first; its report is one step without tools (turns/research.py).
-            job = research.Research(self.publish, self.cancel, self.services.keys, getattr(self, "sources", None))
+            job = research.Research(self.publish, self.cancel, self.services.keys, self.sources)
             return job.run(request, lambda req, cancel: self._loop(req, model, cancel, ToolRegistry()).run())
         return self._loop(request, model, self.cancel, self.tools).run()
 

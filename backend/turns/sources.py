@@ -75,7 +75,7 @@ class TurnSources:
     def _fetching(self, tool: Tool) -> Tool:
         def run(args: dict, cancel) -> str:
             page = tool.run(args, cancel)  # raises when nothing was read: no source then
-            url, title, text = _page_parts(page)
+            url, title, text = page_parts(page)
             (item,) = self.add("web", [{"title": title or url or "", "url": url, "snippet": _snippet(text)}])
             return (f"{web_search.QUOTE_NOTE} Cite this page as [{item['n']}].\n"
                     + web_search.quoted(item["n"], url, page))
@@ -91,7 +91,7 @@ def _key(kind: str, item: dict) -> tuple:
     return (kind, item.get("title"), item.get("snippet"))
 
 
-def _page_parts(page: str) -> tuple[str | None, str, str]:
+def page_parts(page: str) -> tuple[str | None, str, str]:
     """(url, title, text) of web_fetch's answer: its header lines, a blank line, the page's text."""
     head, _, text = page.partition("\n\n")
     url, title = None, ""

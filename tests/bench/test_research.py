@@ -75,7 +75,7 @@ def test_research_turn_over_20_pages_of_200_kb(setup):
     runs = int(os.environ.get("NUMI_BENCH_RUNS", 3))
     web = FakeWeb({str(i): big_page(i) for i in range(1, PAGES + 1)}, per_query=PAGES // SEARCHES)
     try:
-        use_searxng(setup.server.data_dir, web.base_url)
+        use_searxng(setup.api, web.url)
         r = setup.api.patch("/api/settings", {"research": {"max_searches": SEARCHES, "max_pages": PAGES}})
         assert r.status == 200, r
         one_run(setup, web, 0)  # warm-up: first imports, first connections

@@ -22,7 +22,7 @@ EVIL = '<img src=x onerror="window.__pwned=1">'
 def test_research_progress_and_report_render_as_text(setup, page):
     web = FakeWeb({"1": page_html("1", INJECTION), "2": page_html("2", "<p>Plain facts.</p>")}, per_query=2)
     try:
-        use_searxng(setup.server.data_dir, web.base_url)
+        use_searxng(setup.api, web.url)
         setup.fake.enqueue([S.text(json.dumps([f"numi {EVIL}"]))],
                            [S.text(f"Numi keeps chats locally [1]. {EVIL} **bold** [2]"), S.hang(), S.text(" Done.")])
         chat = setup.chat(title="Research UI")
