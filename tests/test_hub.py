@@ -38,6 +38,37 @@ def test_a_reader_behind_the_ring_gets_one_snapshot(monkeypatch):
     assert problems(snap) == []
 
 
+def test_a_snapshot_keeps_the_turns_sources_and_research_progress(monkeypatch):
+    monkeypatch.setattr(hubmod, "LOG_CAPACITY", 5)
+    h = ChatHub("c", "e1")
+    h.publish("turn_start", "t1", user_message_id=1, continue_message_id=None)
+    h.publish("research_progress", "t1", phase="searching", searches=1, found=0, read=0, query="q1")
+    h.publish("sources", "t1", kind="web", items=[{"n": 1, "title": "A", "snippet": "", "url": "https://a/"}])
+    h.publish("content", "t1", delta="x", message_id=7)
+    h.publish("sources", "t1", kind="web", items=[{"n": 2, "title": "B", "snippet": "b", "url": "https://b/"}])
+    h.publish("research_progress", "t1", phase="reading", searches=1, found=2, read=1, url="https://b/")
+    for w in "abcdef":
+        h.publish("content", "t1", delta=w, message_id=9)  # a later reply: the sources are still the turn's
+    sub = h.subscribe()
+    sub.resume(0)
+    (snap,) = sub.pull()
+    assert snap["type"] == "snapshot" and snap["message_id"] == 9 and snap["content"] == "abcdef"
+    assert [(s["n"], s["kind"]) for s in snap["sources"]] == [(1, "web"), (2, "web")]
+    assert snap["research"] == {"phase": "reading", "searches": 1, "found": 2, "read": 1,
+                                "query": "q1", "url": "https://b/"}
+    assert problems(snap) == []
+
+
+def test_a_snapshot_of_a_turn_without_sources_says_nothing_of_them(monkeypatch):
+    monkeypatch.setattr(hubmod, "LOG_CAPACITY", 5)
+    h = ChatHub("c", "e1")
+    turn(h, words=[str(i) for i in range(20)])
+    sub = h.subscribe()
+    sub.resume(0)
+    (snap,) = sub.pull()
+    assert "sources" not in snap and "research" not in snap
+
+
 def test_a_reader_is_told_when_it_is_falling_behind_and_not_before():
     h = ChatHub("c", "e1")
     sub = h.subscribe()

@@ -256,6 +256,15 @@ def test_a_turn_that_searches_sends_sources_and_saves_them_on_its_reply(tooled, 
     copied = setup.messages(r.body["chat_ids"][0])
     assert [m["sources"] for m in copied if m["sources"]] == [m["sources"] for m in setup.messages(chat) if m["sources"]]
 
+    # After a restart nothing is retained: the stored snapshot carries the newest reply's sources.
+    setup.server.terminate()
+    setup.api = setup.server.start().api()
+    late = setup.socket(chat)
+    late.send(type="resume", after_event_id=0)
+    snap = late.until("snapshot")
+    assert snap["turn_id"] is None and snap["message_id"] == setup.messages(chat)[-1]["id"]
+    assert snap["sources"] == setup.messages(chat)[-1]["sources"]
+
 
 def test_pages_web_fetch_read_are_sources_too(tooled, searxng):
     setup = tooled

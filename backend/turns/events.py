@@ -59,6 +59,21 @@ class SourceItem(TypedDict):
     locator: NotRequired[str]
 
 
+class TurnSource(SourceItem):
+    kind: str  # web | knowledge | memory: a `sources` event's kind, on each item
+
+
+class ResearchState(TypedDict):
+    phase: str
+    searches: int
+    found: int
+    read: int
+    query: NotRequired[str]
+    url: NotRequired[str]
+    title: NotRequired[str]
+    notice: NotRequired[str]
+
+
 class Versions(TypedDict):
     index: int
     count: int
@@ -124,7 +139,9 @@ CHAT_EVENTS = _table(
     Event("queue", {"items": list[QueueItem]}, turn_id=None),
     Event("snapshot", {"message_id": int | None, "content": str, "reasoning": str, "tool_calls": list[ToolCall],
                        "status": str, "last_event_id": int},
-          {"queue": list[QueueItem]}),  # `queue` when no turn is retained (turn_id null)
+          # `queue` when no turn is retained (turn_id null); `sources` (each with its `kind`) and a
+          # research turn's newest `research` progress when there are any (docs/PROTOCOL.md).
+          {"queue": list[QueueItem], "sources": list[TurnSource], "research": ResearchState}),
     Event("pong", common=False),
     # docs/PROTOCOL.md: a steering message joined the running turn.
     Event("steered", {"message_id": int, "queued_id": int, "content": str}, turn_id=TURN),

@@ -29,11 +29,14 @@ FINISHED_TURN_TTL = 180.0  # seconds a finished turn stays replayable
 PUBLISHED = {name: spec for name, spec in CHAT_EVENTS.items() if spec.common}
 
 
+RESEARCH_FIELDS = CHAT_EVENTS["research_progress"].keys
+
+
 class TurnView:
     """The in-progress state of a turn's current assistant message (what a snapshot shows)."""
 
     __slots__ = ("turn_id", "first_event_id", "message_id", "content", "reasoning",
-                 "tool_calls", "status", "ended_at")
+                 "tool_calls", "status", "ended_at", "sources", "research")
 
     def __init__(self, turn_id: str, first_event_id: int):
         self.turn_id, self.first_event_id = turn_id, first_event_id
@@ -43,6 +46,9 @@ class TurnView:
         self.tool_calls: list[dict] = []
         self.status = "streaming"
         self.ended_at: float | None = None
+        # The turn's, not the message's: its sources and research progress span its replies.
+        self.sources: list[dict] = []
+        self.research: dict | None = None
 
     def apply(self, event: dict) -> None:
         kind = event["type"]
@@ -57,6 +63,11 @@ class TurnView:
             elif kind == "tool_start":
                 self.tool_calls.append({"id": event["call_id"], "name": event["name"],
                                         "arguments": event["arguments"]})
+        elif kind == "sources":
+            self.sources.extend({**item, "kind": event["kind"]} for item in event["items"])
+        elif kind == "research_progress":
+            self.research = {**(self.research or {}),
+                             **{k: v for k, v in event.items() if k in RESEARCH_FIELDS}}
         elif kind == "turn_end":
             self.status = {"completed": "complete", "failed": "error"}.get(event["status"], event["status"])
             self.ended_at = time.monotonic()
@@ -197,5 +208,8 @@ class ChatHub:
 
     def _snapshot(self) -> dict:
         turn = self.turn
+        extra = {"sources": list(turn.sources)} if turn.sources else {}
+        if turn.research is not None:
+            extra["research"] = dict(turn.research)
         return snapshot.build(self, turn.turn_id, turn.message_id, "".join(turn.content), "".join(turn.reasoning),
-                              list(turn.tool_calls), turn.status)
+                              list(turn.tool_calls), turn.status, **extra)

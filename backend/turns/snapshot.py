@@ -21,5 +21,6 @@ def stored(hub, chat_id: str, queue: list[dict]) -> dict:
     if row is None:
         return build(hub, None, None, "", "", [], "complete", queue=queue)
     message = message_to_dict(row)
+    extra = {"sources": message["sources"]} if message["sources"] else {}
     return build(hub, None, message["id"], message["content"], message["reasoning"], message["tool_calls"],
-                 message["status"], queue=queue)
+                 message["status"], queue=queue, **extra)

@@ -133,6 +133,30 @@ describe("the reducer's sources", () => {
     assert.deepEqual(numbers(resumed.messages.find((m) => m.id === 4)), [1, 2]);
   });
 
+  test("a snapshot brings the sources and research progress a socket missed", () => {
+    ids = 0;
+    const state = run([ev("turn_start", { user_message_id: 1 })]);
+    const snap = { type: "snapshot", event_id: 9, last_event_id: 9, epoch: EPOCH, turn_id: "t1", message_id: 4,
+                   status: "streaming", content: "Paris [1]", reasoning: "", tool_calls: [],
+                   sources: [{ ...S2, kind: "web" }, { ...S1, kind: "web" }],
+                   research: { phase: "writing", searches: 2, found: 5, read: 3, query: "q" } };
+    const next = applyEvent(state, snap);
+    assert.deepEqual(numbers(next.messages.find((m) => m.id === 4)), [1, 2]);
+    assert.deepEqual(next.turn.sources.map((s) => s.n), [1, 2]);
+    assert.equal(next.research.phase, "writing");
+    assert.equal(next.research.read, 3);
+    assert.equal(next.research.turnId, "t1");
+  });
+
+  test("a stored snapshot (no turn retained) shows the saved reply's sources", () => {
+    const snap = { type: "snapshot", event_id: 0, last_event_id: 0, epoch: EPOCH, turn_id: null, message_id: 2,
+                   status: "complete", content: "Paris [1].", reasoning: "", tool_calls: [], queue: [],
+                   sources: [{ ...S1, kind: "web" }] };
+    const next = applyEvent(initialState("c1"), snap);
+    assert.deepEqual(numbers(next.messages.find((m) => m.id === 2)), [1]);
+    assert.equal(next.research, null);
+  });
+
   test("sources already held change no message; another turn's are ignored", () => {
     ids = 0;
     const state = run([ev("turn_start", { user_message_id: 1 }), ev("content", { message_id: 2, delta: "x" }), web(S1, S2)]);

@@ -524,9 +524,13 @@ const HANDLERS = {
         messageId: e.message_id ?? null,
         messageIds: e.message_id != null ? [e.message_id] : [],
         modelId: same ? state.turn.modelId : null,
-        // The sources it gathered go on to its next reply (`sources`, touchMessage).
-        ...(same && state.turn.sources ? { sources: state.turn.sources } : {}),
       };
+      // The sources it gathered go on to its next reply (`sources`, touchMessage).
+      const sources = mergeSources((same && state.turn.sources) || [], Array.isArray(e.sources) ? e.sources : []);
+      if (sources.length) next.turn.sources = sources;
+      if (e.research && typeof e.research === "object") {
+        next = HANDLERS.research_progress(next, { ...e.research, turn_id: e.turn_id });
+      }
     } else if (turnRunning(state)) {
       // Nothing is retained: the turn we were following ended while we were away.
       next.turn = { ...state.turn, status: TURN_STATUS[status] || "completed" };
@@ -550,6 +554,8 @@ const HANDLERS = {
       ...(old || newMessage(e.message_id, "assistant", { modelId: next.turn?.modelId ?? null })),
       content: e.content ?? "", reasoning: e.reasoning ?? "", toolCalls: calls, status,
     };
+    const sources = e.turn_id != null ? next.turn.sources : Array.isArray(e.sources) ? e.sources : null;
+    if (sources && sources.length) message.sources = mergeSources(message.sources || [], sources);
     return upsertMessage(next, message);
   },
 };
