@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from tests.fakeprovider.server import json_body
+
 KEY = "BSA" + "fake-search-key-0123456789"  # built, so no scanner mistakes it for a real key
 
 
@@ -167,12 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         fake: FakeSearch = self.server.fake  # type: ignore[attr-defined]
         parts = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
+        body = json_body(self)
         seen = Seen(self.command, parts.path, {k: v[0] for k, v in parse_qs(parts.query).items()},
                     {k.lower(): v for k, v in self.headers.items()}, body)
         fake.seen.append(seen)

@@ -13,6 +13,14 @@ def turn(h, turn_id="t1", words=("a", "b", "c")):
     h.publish("turn_end", turn_id, status="completed")
 
 
+def resumed_from_zero(h) -> dict:
+    """What a reader resuming from 0 gets when the ring has moved past the turn: one snapshot."""
+    sub = h.subscribe()
+    sub.resume(0)
+    (snap,) = sub.pull()
+    return snap
+
+
 def test_resume_from_zero_replays_the_turn_and_ids_only_grow():
     h = ChatHub("c", "e1")
     h.publish("title_update", None, title="x")
@@ -30,9 +38,7 @@ def test_a_reader_behind_the_ring_gets_one_snapshot(monkeypatch):
     monkeypatch.setattr(hubmod, "LOG_CAPACITY", 5)
     h = ChatHub("c", "e1")
     turn(h, words=[str(i) for i in range(20)])
-    sub = h.subscribe()
-    sub.resume(0)
-    (snap,) = sub.pull()
+    snap = resumed_from_zero(h)
     assert snap["type"] == "snapshot" and snap["content"] == "".join(str(i) for i in range(20))
     assert snap["status"] == "complete" and snap["last_event_id"] == h.last_event_id
     assert problems(snap) == []
@@ -49,9 +55,7 @@ def test_a_snapshot_keeps_the_turns_sources_and_research_progress(monkeypatch):
     h.publish("research_progress", "t1", phase="reading", searches=1, found=2, read=1, url="https://b/")
     for w in "abcdef":
         h.publish("content", "t1", delta=w, message_id=9)  # a later reply: the sources are still the turn's
-    sub = h.subscribe()
-    sub.resume(0)
-    (snap,) = sub.pull()
+    snap = resumed_from_zero(h)
     assert snap["type"] == "snapshot" and snap["message_id"] == 9 and snap["content"] == "abcdef"
     assert [(s["n"], s["kind"]) for s in snap["sources"]] == [(1, "web"), (2, "web")]
     assert snap["research"] == {"phase": "reading", "searches": 1, "found": 2, "read": 1,
@@ -63,9 +67,7 @@ def test_a_snapshot_of_a_turn_without_sources_says_nothing_of_them(monkeypatch):
     monkeypatch.setattr(hubmod, "LOG_CAPACITY", 5)
     h = ChatHub("c", "e1")
     turn(h, words=[str(i) for i in range(20)])
-    sub = h.subscribe()
-    sub.resume(0)
-    (snap,) = sub.pull()
+    snap = resumed_from_zero(h)
     assert "sources" not in snap and "research" not in snap
 
 

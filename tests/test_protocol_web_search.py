@@ -297,16 +297,23 @@ def test_pages_web_fetch_read_are_sources_too(tooled, searxng):
     assert [s["n"] for s in setup.messages(chat)[-1]["sources"]] == [1, 2]
 
 
-def test_a_backend_that_fails_gives_an_error_result_and_the_turn_goes_on(tooled):
-    setup = tooled
-    use(setup, backend="searxng", url=f"http://127.0.0.1:{unused_port()}")
+def failed_search(setup, reply: str):
+    """A turn whose one web_search fails and whose model then says `reply`: (chat, socket, tool_end)."""
     chat = setup.chat(title="t")
-    setup.fake.enqueue([search_call(0, "anything")], [S.text("I could not search.")])
+    setup.fake.enqueue([search_call(0, "anything")], [S.text(reply)])
     sock = setup.socket(chat)
     t = turn(sock, "r1")
     assert sock.until("turn_end", turn_id=t)["status"] == "completed"
     end = sock.of("tool_end", turn_id=t)[0]
-    assert not end["ok"] and end["output"].startswith("Could not reach SearXNG at 127.0.0.1: the connection was refused")
+    assert not end["ok"]
+    return chat, sock, end
+
+
+def test_a_backend_that_fails_gives_an_error_result_and_the_turn_goes_on(tooled):
+    setup = tooled
+    use(setup, backend="searxng", url=f"http://127.0.0.1:{unused_port()}")
+    chat, sock, end = failed_search(setup, "I could not search.")
+    assert end["output"].startswith("Could not reach SearXNG at 127.0.0.1: the connection was refused")
     assert not sock.of("sources") and setup.messages(chat)[-1]["sources"] == []
     assert setup.messages(chat)[-1]["content"] == "I could not search."
 
@@ -318,13 +325,8 @@ def test_a_refused_key_is_said_to_the_model(setup_with):
         assert setup.api.patch(f"/api/models/{setup.model['id']}", {"supports": {"tools": True}}).status == 200
         use(setup, backend="brave")
         assert setup.api.put("/api/settings/web_search/key", {"api_key": "BSA-not-the-key"}).status == 204
-        chat = setup.chat(title="t")
-        setup.fake.enqueue([search_call(0, "anything")], [S.text("The key was refused.")])
-        sock = setup.socket(chat)
-        t = turn(sock, "r1")
-        assert sock.until("turn_end", turn_id=t)["status"] == "completed"
-        end = sock.of("tool_end", turn_id=t)[0]
-        assert not end["ok"] and end["output"].startswith("Brave Search refused the API key (422 Unprocessable Entity")
+        end = failed_search(setup, "The key was refused.")[2]
+        assert end["output"].startswith("Brave Search refused the API key (422 Unprocessable Entity")
         assert "BSA-not-the-key" not in end["output"]
         assert brave.seen[-1].headers["x-subscription-token"] == "BSA-not-the-key"
     finally:

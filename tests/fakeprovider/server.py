@@ -18,6 +18,16 @@ from . import script as S
 from .player import Player
 
 
+def json_body(handler: BaseHTTPRequestHandler) -> Any:
+    """The request's body read whole, as JSON; None when empty or not JSON (the route decides)."""
+    length = int(handler.headers.get("Content-Length") or 0)
+    raw = handler.rfile.read(length) if length else b""
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
+
+
 @dataclass
 class RecordedRequest:
     method: str
@@ -207,12 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self) -> None:
         path = urlsplit(self.path).path
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
+        body = json_body(self)
         try:
             if path.startswith("/_control/") and self.fake.control:
                 from .control import handle_control
