@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from backend.catalog.capabilities import Facts, from_listing, from_native_api
 from backend.catalog.families import UNKNOWN, family_of, label_for, skip
 from backend.core import sentences
+from backend.core.errors import Explained
 from backend.core.text import has_surrogate, well_formed
 from backend.catalog.toml_file import default_wire_api
 
@@ -22,10 +23,8 @@ LIST_TIMEOUT_S = 15.0  # listing is quick even for big catalogs; a hung server s
 PLACEHOLDER_KEY = "not-needed"  # local servers take any key; the SDKs refuse to send none
 
 
-class DiscoveryError(Exception):
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+class DiscoveryError(Explained):
+    """Listing a provider's models failed; `message` says why."""
 
 
 @dataclass(frozen=True)

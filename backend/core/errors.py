@@ -2,7 +2,15 @@
 from __future__ import annotations
 
 
-class ProviderError(Exception):
+class Explained(Exception):
+    """A failure whose `message` is a sentence a person can act on."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class ProviderError(Explained):
     """A model request failed. `message` names the provider and what to do."""
 
     code = "provider_error"
@@ -10,7 +18,6 @@ class ProviderError(Exception):
     def __init__(self, message: str, *, status: int | None = None,
                  retryable: bool = False, retry_after: float | None = None):
         super().__init__(message)
-        self.message = message
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after

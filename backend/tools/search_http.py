@@ -18,17 +18,15 @@ from dataclasses import dataclass
 from email.message import Message
 from urllib.parse import urlsplit
 
+from backend.core.errors import Explained
+
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a page of results is a few KB; more is not a search answer
 _GRACE_S = 1.0  # past the cap, how long the request gets to hand over what it has
 _USER_AGENT = "Numi web_search"
 
 
-class SearchError(Exception):
-    """A search that gave no results, with `message`: a sentence a person can act on."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+class SearchError(Explained):
+    """A search that gave no results; `message` says why."""
 
 
 @dataclass(frozen=True)

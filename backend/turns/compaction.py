@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from backend.core import tokens
 from backend.core.cancel import CancelToken
-from backend.core.errors import ProviderError
+from backend.core.errors import Explained, ProviderError
 from backend.core.history import turns_of
 from backend.core.types import Message, ModelRequest, TextDelta
 from backend.store import compactions, history
@@ -47,10 +47,8 @@ class NothingToCompact(Exception):
     message = "There is nothing to summarize yet: the chat needs at least two turns before the newest one can stay."
 
 
-class CompactionFailed(Exception):
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+class CompactionFailed(Explained):
+    """No summary could be made; `message` says why and that nothing changed."""
 
 
 @dataclass(frozen=True)
