@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from backend.core.cancel import CancelToken
 from backend.core.errors import (AuthError, BadResponse, ConnectionFailed, ContextTooLong,
                                  ProviderError, ProviderTimeout, RateLimited)
 from backend.core.types import (Image, Message, ModelRequest, ProviderConfig, ReasoningDelta, StepEnd,
@@ -443,6 +444,20 @@ def test_close_mid_stream_keeps_what_arrived(fp):
     assert finished.wait(5)
     assert outcome == {"ended": True}
     assert events == [TextDelta("first words")]
+
+
+def test_complete_text_stops_on_cancel_with_the_text_so_far(fp):
+    fp.enqueue([S.text("first words"), S.hang(), S.text("never")])
+    cancel = CancelToken()
+    answer = {}
+    worker = threading.Thread(target=lambda: answer.update(text=complete_text(request(fp.base_url, timeout=30),
+                                                                              cancel)))
+    worker.start()
+    fp.wait_hanging(1)
+    cancel.cancel("stopped")
+    worker.join(5)
+    assert not worker.is_alive(), "cancel did not end complete_text"
+    assert answer == {"text": "first words"}
 
 
 def test_close_before_iterating_sends_nothing(fp):

@@ -22,6 +22,7 @@ import socket
 import threading
 from typing import Callable, Iterator
 
+from backend.core.cancel import CancelToken
 from backend.core.errors import ProviderError
 from backend.core.types import ModelRequest, StreamEvent, TextDelta
 
@@ -163,12 +164,11 @@ _ADAPTERS = {  # wire API -> module with stream(request, control)
 
 def open_stream(request: ModelRequest) -> ModelStream:
     """A stream of events for one model step. Does no I/O until iterated."""
-    name = _ADAPTERS.get(request.wire_api)
-    if name is None:
-        error = ProviderError(f"Unknown wire API {request.wire_api!r} for {request.provider.name}. "
-                              f"Use chat_completions, responses or anthropic_messages.")
+    try:
+        adapter = _adapter(request)
+    except ProviderError as exc:
+        error = exc  # `exc` is unbound when the except block ends; the stream raises it later
         return ModelStream(lambda control: _raise(error))
-    adapter = importlib.import_module(f"{__name__}.{name}")
     return ModelStream(lambda control: adapter.stream(request, control))
 
 
@@ -199,7 +199,15 @@ def _raise(error: ProviderError) -> Iterator[StreamEvent]:
     yield  # a generator, so the error comes from the iteration like any other
 
 
-def complete_text(request: ModelRequest) -> str:
-    """The whole text answer of a short request (e.g. a chat title)."""
+def complete_text(request: ModelRequest, cancel: CancelToken | None = None) -> str:
+    """The whole text answer of a short request (a title, a summary, a research plan).
+
+    `cancel` closes the stream at once; the text so far is returned, and the caller,
+    which knows it stopped, decides what it is worth.
+    """
     with open_stream(request) as stream:
-        return "".join(e.text for e in stream if isinstance(e, TextDelta))
+        unregister = cancel.on_cancel(stream.close) if cancel is not None else (lambda: None)
+        try:
+            return "".join(e.text for e in stream if isinstance(e, TextDelta))
+        finally:
+            unregister()

@@ -14,7 +14,7 @@ from backend.core import tokens
 from backend.core.cancel import CancelToken
 from backend.core.errors import Explained, ProviderError
 from backend.core.history import turns_of
-from backend.core.types import Message, ModelRequest, TextDelta
+from backend.core.types import Message, ModelRequest
 from backend.store import compactions, history
 from backend.store.compactions import Checkpoint
 from backend.store.models import Chat, ModelEntry, Setting
@@ -156,16 +156,11 @@ def _transcript_line(row: HistoryRow, names: dict[str, str]) -> str:
 
 def summarize(request: ModelRequest, cancel: CancelToken | None = None) -> str:
     """The summary text; CompactionFailed with a sentence when there is none."""
-    from backend.providers import open_stream
-    stream = open_stream(request)
-    unregister = cancel.on_cancel(stream.close) if cancel is not None else (lambda: None)
+    from backend.providers import complete_text
     try:
-        text = "".join(e.text for e in stream if isinstance(e, TextDelta)).strip()
+        text = complete_text(request, cancel).strip()
     except ProviderError as exc:
         raise CompactionFailed(exc.message) from exc
-    finally:
-        unregister()
-        stream.close()
     if cancel is not None and cancel.is_set():
         raise CompactionFailed("the turn was stopped")
     if not text:

@@ -20,7 +20,7 @@ from typing import Callable
 from backend.core import agent
 from backend.core.cancel import CancelToken
 from backend.core.errors import ProviderError
-from backend.core.types import Message, ModelRequest, TextDelta
+from backend.core.types import Message, ModelRequest
 from backend.store import history
 from backend.store.models import Setting
 from backend.tools import web_search
@@ -181,18 +181,13 @@ class Research:
     # --- planning ---------------------------------------------------------------------------
 
     def _plan(self, request: ModelRequest) -> list[str] | agent.Outcome:
-        from backend.providers import open_stream
+        from backend.providers import complete_text
 
         question = request.messages[-1].content
         planning = replace(request, system=PLAN_PROMPT.format(n=min(self.limits.max_searches, 6)),
                            messages=(Message(role="user", content=question),), tools=())
         try:
-            with open_stream(planning) as stream:
-                unhook = self.stop.on_cancel(stream.close)
-                try:
-                    text = "".join(e.text for e in stream if isinstance(e, TextDelta) and not self.stop.is_set())
-                finally:
-                    unhook()
+            text = complete_text(planning, self.stop)
         except ProviderError as exc:
             if self.stop.is_set():
                 raise _Stopped from None
