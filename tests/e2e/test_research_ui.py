@@ -10,7 +10,8 @@ import os
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, open_chat
+from tests.e2e.test_a11y import low_contrast
+from tests.e2e.ui import CHROMIUM, open_chat, shot
 from tests.fakeprovider import script as S
 from tests.research_fakes import INJECTION, FakeWeb, page_html, use_searxng
 
@@ -39,11 +40,17 @@ def test_research_progress_and_report_render_as_text(setup, page):
         expect(strip).to_have_attribute("data-phase", "writing")
         expect(strip.locator(".research-counts")).to_have_text("1 search · 2 sources found · 2 read")
         expect(strip.locator(".research-steps li.current")).to_have_text("Writing the report")
+        for theme in ("light", "dark"):
+            page.emulate_media(color_scheme=theme)
+            assert low_contrast(page, [".research-line", ".research-steps li.done", ".research-steps li.current"]) == [], theme
+        page.emulate_media(color_scheme="light")
+        shot(page, "research-01-writing")
         setup.fake.release()
         reply = page.locator("article.msg.assistant").last
         expect(reply).to_contain_text("Done.")
         expect(reply.locator("strong")).to_have_text("bold")  # Markdown renders; raw HTML is dropped
         expect(strip).to_have_attribute("data-phase", "done")
+        shot(page, "research-02-done")
         # Nothing from the web became an element or ran.
         assert page.locator("article.msg img, .research-progress img").count() == 0
         assert page.evaluate("window.__pwned") is None
