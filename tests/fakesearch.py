@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import socket
 import threading
 from dataclasses import dataclass
@@ -78,6 +79,18 @@ def tavily_error(message: str) -> dict:
     return {"detail": {"error": message}}
 
 
+def searxng_takes_for_a_bot(headers: dict) -> bool:
+    """SearXNG's limiter's header probes of a /search request (its botdetection http_* methods)."""
+    accept = [part.split(";")[0].strip() for part in headers.get("accept", "").split(",")]
+    encodings = [part.split(";")[0].strip() for part in headers.get("accept-encoding", "").split(",")]
+    agent = headers.get("user-agent", "")
+    return ("text/html" not in accept and "*/*" not in accept and "text/*" not in accept
+            or not {"gzip", "deflate"} & set(encodings)
+            or not headers.get("accept-language", "").strip()
+            or headers.get("connection", "").strip() == "close"
+            or not agent or re.search(r"curl|wget|python|java|go-http-client|okhttp|httpclient", agent, re.I) is not None)
+
+
 BODIES = {"searxng": searxng_body, "brave": brave_body, "tavily": tavily_body}
 
 
@@ -91,6 +104,8 @@ class FakeSearch:
             ("Example Two", "https://two.example/b", "The second result."),
         ]
         self.gzip = kind == "brave"  # Brave's answers come compressed when asked to
+        # SearXNG's limiter, on in its container image: probes a search's headers for a bot's.
+        self.limiter = kind == "searxng"
         # Pages by path, answered whatever order their requests come in (concurrent fetches).
         self.page_html: dict[str, str] = {}
         self.seen: list[Seen] = []
@@ -135,6 +150,8 @@ class FakeSearch:
         if self.kind == "searxng":
             if seen.method != "GET" or seen.path != "/search":
                 return 404, "<html><body>Not Found</body></html>", {"Content-Type": "text/html"}
+            if self.limiter and searxng_takes_for_a_bot(seen.headers):
+                return 429, "Too Many Requests", {"Content-Type": "text/plain"}
             if seen.query.get("format") != "json":
                 return 403, "<html><body>403 Forbidden</body></html>", {"Content-Type": "text/html"}
             return 200, searxng_body(seen.query.get("q", ""), self.results[:]), {}

@@ -11,7 +11,7 @@ from backend.core.cancel import CancelToken
 from backend.tools.web_search import (Brave, SearchError, SearchResult, SearXNG, Tavily, make_backend,
                                       quoted, web_search_tool)
 from backend.turns.sources import TurnSources
-from tests.fakesearch import KEY, FakeSearch, brave_error, tavily_error, unused_port
+from tests.fakesearch import KEY, FakeSearch, brave_error, searxng_takes_for_a_bot, tavily_error, unused_port
 
 ONE = SearchResult("Example One", "https://one.example/a", "The first <strong>result</strong>.")
 TWO = SearchResult("Example Two", "https://two.example/b", "The second result.")
@@ -53,6 +53,9 @@ def test_each_backend_sends_its_apis_request_and_reads_its_answer(service):
     seen = fake.seen[-1]
     if fake.kind == "searxng":
         assert (seen.method, seen.path, seen.query) == ("GET", "/search", {"q": "what is numi?", "format": "json"})
+        # Past its limiter's header probes (on in SearXNG's container image), urllib's
+        # `Connection: close` among them.
+        assert not searxng_takes_for_a_bot(seen.headers) and seen.headers.get("connection") != "close"
     elif fake.kind == "brave":
         assert (seen.method, seen.path) == ("GET", "/res/v1/web/search")
         assert seen.query == {"q": "what is numi?", "count": "8"}
@@ -123,6 +126,16 @@ def test_rate_limit_says_when_to_try_again(service):
         search(backend)
     assert "is limiting requests (429 Too Many Requests" in caught.value.message
     assert caught.value.message.endswith("Try again in 7 seconds.")
+
+
+def test_searxngs_limiter_refusal_says_how_to_let_numi_in(one):
+    fake = one("searxng")
+    fake.answer(429, "Too Many Requests", {"Content-Type": "text/plain"})
+    with pytest.raises(SearchError) as caught:
+        search(SearXNG(fake.url))
+    said = caught.value.message
+    assert said.startswith(f"The SearXNG instance at {fake.url} is limiting requests (429 Too Many Requests).")
+    assert "server.limiter: false" in said and "wait a moment and try again" in said
 
 
 def test_rate_limit_as_a_date_or_brave_reset_header(one):

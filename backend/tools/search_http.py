@@ -65,6 +65,40 @@ def request(service: str, method: str, url: str, *, headers: dict, body: bytes |
                       f"Try again later, or check your connection.")
 
 
+class _NoCloseHeader:
+    """Sends no `Connection: close`, which urllib adds to every request.
+
+    SearXNG's limiter (on in its container image) answers 429 to a search that
+    carries it, taking it for a bot. The socket is still closed once the answer is
+    read: urllib lets go of it itself.
+    """
+
+    def putheader(self, header, *values):
+        if header.lower() != "connection":
+            super().putheader(header, *values)
+
+
+class _HTTP(_NoCloseHeader, http.client.HTTPConnection):
+    pass
+
+
+class _HTTPS(_NoCloseHeader, http.client.HTTPSConnection):
+    pass
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req):
+        return self.do_open(_HTTP, req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req):
+        return self.do_open(_HTTPS, req, context=self._context)
+
+
+_opener = urllib.request.build_opener(_HTTPHandler, _HTTPSHandler)
+
+
 class _Job:
     def __init__(self, req: urllib.request.Request, timeout: float):
         self.req, self.timeout = req, timeout
@@ -75,7 +109,7 @@ class _Job:
     def run(self) -> None:
         try:
             try:
-                response = urllib.request.urlopen(self.req, timeout=self.timeout)
+                response = _opener.open(self.req, timeout=self.timeout)
             except urllib.error.HTTPError as exc:  # an answer all the same: the backend reads it
                 response = exc
             with response:

@@ -100,10 +100,17 @@ class SearXNG(SearchBackend):
 
     def _send(self, query, limit, cancel):
         return request(self.label, "GET", f"{self.url}/search?{urlencode({'q': query, 'format': 'json'})}",
-                       headers={"Accept": "application/json", "Accept-Language": "en"},
+                       # SearXNG's limiter takes a search whose Accept lacks text/html, or that has
+                       # no Accept-Language, for a bot; `format` alone decides what it answers.
+                       headers={"Accept": "application/json, text/html;q=0.9", "Accept-Language": "en"},
                        timeout=self.timeout, cancel=cancel)
 
     def _refusal(self, answer):
+        if answer.status == 429 and _retry_after(answer) is None:
+            # Its limiter answers a refused client with a bare 429, no time to wait.
+            return (f"The SearXNG instance at {self.url} is limiting requests (429 Too Many Requests). If it "
+                    f"is your own instance, turn its limiter off (server.limiter: false in settings.yml) or "
+                    f"list this computer under pass_ip in its limiter.toml; else wait a moment and try again.")
         if answer.status == 403:
             # SearXNG answers JSON only where its settings.yml lists it under search.formats.
             return (f"The SearXNG instance at {self.url} refused the search (403 Forbidden). Its JSON "
