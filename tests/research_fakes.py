@@ -1,8 +1,8 @@
 """A fake web for research turns: the fake SearXNG (tests/fakesearch.py) and the pages it finds.
 
 Each query finds the next `per_query` of `pages` (name -> HTML), served at
-`/page/<name>`. The time spent working out each answer is added up (`busy_s`), so
-a benchmark can tell Numi's own time from the fake's. `hold()` makes searches
+`/page/<name>`. The time spent working out answers is added up (`busy_s`, overlaps
+counted once), so a benchmark can tell Numi's own time from the fake's. `hold()` makes searches
 wait (each signals `waiting`) until `release()`, then answer: a search still
 running when Stop or a limit comes.
 """
@@ -30,6 +30,7 @@ class FakeWeb(FakeSearch):
         self.queries: list[str] = []
         self.fetched: list[str] = []
         self.busy_s = 0.0
+        self._active, self._busy_since = 0, 0.0
         self._gate = threading.Event()
         self._gate.set()
         self.waiting = threading.Semaphore(0)
@@ -49,12 +50,19 @@ class FakeWeb(FakeSearch):
         return f"{self.url}/page/{name}"
 
     def _own(self, seen: Seen):
-        started = time.perf_counter()
+        # busy_s is the time at least one answer was being worked out: pages read side by
+        # side overlap, and each stretch of work counts once.
+        with self._lock:
+            self._active += 1
+            if self._active == 1:
+                self._busy_since = time.perf_counter()
         try:
             return self._web(seen)
         finally:
             with self._lock:
-                self.busy_s += time.perf_counter() - started
+                self._active -= 1
+                if self._active == 0:
+                    self.busy_s += time.perf_counter() - self._busy_since
 
     def _web(self, seen: Seen):
         if seen.path.startswith("/page/") and seen.path[6:] in self.pages:

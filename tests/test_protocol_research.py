@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
 import pytest
 
@@ -183,7 +184,7 @@ def test_the_page_limit_reads_the_best_pages_and_says_so(rsetup, web):
     research(sock)
     assert sock.until("turn_end")["status"] == "completed"
     # The first result of each search first.
-    assert web.fetched == ["1", "4"]
+    assert sorted(web.fetched) == ["1", "4"]
     writing = progress(sock)[-1]
     assert writing["read"] == 2 and writing["found"] == 6
     assert writing["notice"] == ("Read 2 pages, the limit for one research (Settings → Research); "
@@ -191,6 +192,40 @@ def test_the_page_limit_reads_the_best_pages_and_says_so(rsetup, web):
     asked = report_request(setup)["messages"][-1]["content"]
     assert "Fact number 4" in asked and "Fact number 2" not in asked  # unread: its snippet only
     assert "Snippet of page 2 for first query" in asked
+
+
+class SlowFirstPage(FakeWeb):
+    """Page 1 answers only once page 4 was asked for (or after 10 s): read in turn, it would wait."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.asked_for_4 = threading.Event()
+        self.overlapped = None
+
+    def _web(self, seen):
+        if seen.path == "/page/4":
+            self.asked_for_4.set()
+        elif seen.path == "/page/1":
+            self.overlapped = self.asked_for_4.wait(10)
+        return super()._web(seen)
+
+
+def test_pages_are_read_side_by_side_and_reported_in_rank_order(setup):
+    web = SlowFirstPage({str(i): page_html(str(i), f"<p>Fact number {i}.</p>") for i in range(1, 7)})
+    try:
+        use_searxng(setup.api, web.url)
+        setup.fake.enqueue([S.text(PLAN)], [S.text(REPORT)])
+        sock = setup.socket(setup.chat(title="r"))
+        research(sock)
+        assert sock.until("turn_end")["status"] == "completed"
+        assert web.overlapped is True, "page 4 was not asked for while page 1 was being read"
+        assert sorted(web.fetched) == [str(i) for i in range(1, 7)]
+        # Page 1 answered after page 4, yet the report's request quotes the pages best first.
+        asked = report_request(setup)["messages"][-1]["content"]
+        at = [asked.index(f'<source n="{n}" url="{web.page_url(str(n))}"') for n in (1, 4, 2, 5, 3, 6)]
+        assert at == sorted(at)
+    finally:
+        web.close()
 
 
 def test_the_time_limit_ends_the_turn_and_continue_researches_again(rsetup, web):

@@ -14,6 +14,8 @@ import logging
 import re
 import threading
 import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -40,6 +42,7 @@ RESULTS_PER_SEARCH = 6
 PAGE_BYTES = 128 * 1024
 PAGE_CHARS = 12_000  # of a page's text the report's request carries
 PAGE_TIMEOUT_S = 15.0
+READERS = 4  # pages read at once: each is on its own site, so waiting on one need not hold the rest
 WRITING_MIN_S = 60.0  # the report gets this long (or the whole limit, if shorter) even when gathering used it up
 INTERVAL = 0.25  # seconds between two progress events of one phase
 MAX_QUERY_CHARS = 200
@@ -242,29 +245,49 @@ class Research:
         return order
 
     def _read(self, notices: list[str]) -> None:
+        """Read the best candidates, READERS at a time, until max_pages are read or none is left."""
         candidates = self._best()
         if not candidates:
             return
         self.progress("reading")
-        for source in candidates:
-            if len(self.pages) >= self.limits.max_pages:
-                more = len(candidates) - self.limits.max_pages
-                notices.append(f"Read {_count(self.limits.max_pages, 'page')}, the limit for one research (Settings → "
-                               f"Research); {_count(more, 'more result')} {'was' if more == 1 else 'were'} not opened.")
-                break
-            self._check()
-            try:
-                text = fetch(source["url"], self.stop, max_bytes=PAGE_BYTES, max_chars=PAGE_CHARS,
-                             timeout=min(PAGE_TIMEOUT_S, max(1.0, self.deadline - self.clock())))
-            except ValueError as exc:
-                self._check()
-                log.info("research could not read %s: %s", source["url"], exc)
-                continue
-            title = page_parts(text)[1] or source.get("title") or source["url"]
-            self.pages.append(_Page(source["n"], source["url"], title, text))
-            self.counts["read"] = len(self.pages)
-            self.progress("reading", url=source["url"], title=title[:200])
+        waiting, running = deque(candidates), {}
+        with ThreadPoolExecutor(READERS, thread_name_prefix="research-read") as pool:
+            while True:
+                # A failed page frees its place for the next candidate; the limit counts pages read.
+                while waiting and len(running) < READERS and len(self.pages) + len(running) < self.limits.max_pages:
+                    source = waiting.popleft()
+                    running[pool.submit(self._fetch, source)] = source
+                if not running:
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    page = future.result()
+                    del running[future]
+                    if page is not None:
+                        self.pages.append(page)
+                        self.counts["read"] = len(self.pages)
+                        self.progress("reading", url=page.url, title=page.title[:200])
+                self._check()  # on Stop or the time limit, the reads still running end at once (self.stop)
+        if waiting:
+            more = len(waiting)
+            notices.append(f"Read {_count(self.limits.max_pages, 'page')}, the limit for one research (Settings → "
+                           f"Research); {_count(more, 'more result')} {'was' if more == 1 else 'were'} not opened.")
+        # The report lists them in rank order, whichever answered first.
+        rank = {source["n"]: i for i, source in enumerate(candidates)}
+        self.pages.sort(key=lambda page: rank[page.n])
         self._flush()
+
+    def _fetch(self, source: dict) -> _Page | None:
+        """One candidate page as text; None when it cannot be read (the next candidate goes instead)."""
+        try:
+            text = fetch(source["url"], self.stop, max_bytes=PAGE_BYTES, max_chars=PAGE_CHARS,
+                         timeout=min(PAGE_TIMEOUT_S, max(1.0, self.deadline - self.clock())))
+        except ValueError as exc:
+            if not self.stop.is_set():
+                log.info("research could not read %s: %s", source["url"], exc)
+            return None
+        title = page_parts(text)[1] or source.get("title") or source["url"]
+        return _Page(source["n"], source["url"], title, text)
 
     # --- writing ----------------------------------------------------------------------------
 

@@ -5,8 +5,8 @@ report; the fake SearXNG finds 5 pages a search, all 20 of which are read. Per r
 - peak memory growth: the server's VmHWM after the turn minus its VmRSS before (the peak is
   reset first through /proc/<pid>/clear_refs), target ≤ 100 MB;
 - Numi's own time: send → turn_end, minus the time the fake web spent working out its answers
-  (searches and pages run one after another, so the two never overlap). Sending the pages over
-  loopback and the fake provider's two short answers count as Numi's, so the figure errs high.
+  (pages read side by side count once). Sending the pages over loopback and the fake provider's
+  two short answers count as Numi's, so the figure errs high.
   Target ≤ 2 s.
 Medians and ranges are printed; a target prints PASS / MISS and fails the test only when
 grossly off (3x), since the machine may be small and noisy. Figures go to
