@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.test_a11y import low_contrast
-from tests.e2e.ui import CHROMIUM, open_chat, shot
+from tests.e2e.ui import CHROMIUM, open_chat, shot, sign_in
 from tests.fakeprovider import script as S
 from tests.research_fakes import INJECTION, FakeWeb, page_html, use_searxng
 
@@ -57,3 +57,50 @@ def test_research_progress_and_report_render_as_text(setup, page):
         assert [m["role"] for m in setup.messages(chat)] == ["user", "assistant"]  # no tool ran
     finally:
         web.close()
+
+
+def test_research_limits_in_settings_are_saved_and_out_of_range_is_said(page, setup):
+    sign_in(page, setup.server, "/settings/research")
+    section = page.locator("#settings-research")
+    expect(section.get_by_role("heading", name="Research")).to_be_visible()
+    minutes, searches, pages = (section.get_by_label(name) for name in ("Time limit (minutes)", "Searches", "Pages read"))
+    expect(minutes).to_have_value("10")
+    expect(searches).to_have_value("8")
+    expect(pages).to_have_value("12")
+
+    def saved() -> dict:
+        return setup.api.get("/api/settings").body["research"]
+
+    with page.expect_response(lambda r: r.url.endswith("/api/settings") and r.request.method == "PATCH"):
+        pages.fill("5")
+        pages.press("Tab")
+    assert saved() == {"max_minutes": 10, "max_searches": 8, "max_pages": 5}
+    with page.expect_response(lambda r: r.url.endswith("/api/settings") and r.request.method == "PATCH"):
+        minutes.fill("2.5")
+        minutes.press("Tab")
+    assert saved()["max_minutes"] == 2.5
+    # Out of range: said under the field, nothing sent, the saved value kept.
+    sent = []
+    page.on("request", lambda r: sent.append(r) if r.method == "PATCH" else None)
+    searches.fill("0")
+    searches.press("Tab")
+    expect(section.locator("#set-research-searches-error")).to_have_text("Searches: a whole number from 1 to 50.")
+    expect(searches).to_have_attribute("aria-invalid", "true")
+    searches.fill("2.5")
+    searches.press("Tab")
+    expect(section.locator("#set-research-searches-error")).to_have_text("Searches: a whole number from 1 to 50.")
+    assert sent == [] and saved()["max_searches"] == 8
+    with page.expect_response(lambda r: r.url.endswith("/api/settings") and r.request.method == "PATCH"):
+        searches.fill("3")
+        searches.press("Tab")
+    expect(section.locator("#set-research-searches-error")).to_have_text("")
+    expect(searches).not_to_have_attribute("aria-invalid", "true")
+    assert saved() == {"max_minutes": 2.5, "max_searches": 3, "max_pages": 5}
+    page.reload()
+    expect(pages).to_have_value("5")
+    expect(minutes).to_have_value("2.5")
+    for theme in ("light", "dark"):
+        page.emulate_media(color_scheme=theme)
+        assert low_contrast(page, ["#settings-research .hint", "#settings-research label"]) == [], theme
+    page.emulate_media(color_scheme="light")
+    shot(page, "research-03-settings")

@@ -2,8 +2,8 @@
 // #/settings/<id>): providers, models (default, capabilities, fallbacks), long
 // conversations (views/compaction-settings.js), tools and approvals (views/approvals.js,
 // the shell's network and sandbox), MCP servers (views/mcp.js), web search
-// (views/web-search-settings.js), appearance, your data,
-// and advanced (keyring, catalog.toml).
+// (views/web-search-settings.js), research limits (views/research-settings.js),
+// appearance, your data, and advanced (keyring, catalog.toml).
 // A search box shows the matching rows of every section at once.
 // Lists redraw when their data changes; the add forms are built once, so a redraw
 // never eats what someone is typing.
@@ -20,6 +20,7 @@ import { shellSandboxLine } from "./workspace.js";
 import { McpSection } from "./mcp.js";
 import { CompactionSection } from "./compaction-settings.js";
 import { WebSearchSection } from "./web-search-settings.js";
+import { ResearchSection } from "./research-settings.js";
 import { SettingsSections } from "./settings-sections.js";
 import { filePicker } from "./file-picker.js";
 import { importSummary } from "../../js/import-summary.js";
@@ -37,6 +38,7 @@ export class SettingsView {
     this.addModel = this._addModelForm();
     this.compaction = new CompactionSection();
     this.webSearch = new WebSearchSection();
+    this.research = new ResearchSection();
     const addProvider = providerForm({
       onAdded: async (p, status) => {
         status.textContent = "Looking for its models…";
@@ -55,6 +57,7 @@ export class SettingsView {
       { id: "tools", title: "Tools & approvals", body: [this.toolsGeneral, new ApprovalsSection().el] },
       { id: "mcp", title: "MCP servers", body: [new McpSection().el] },
       { id: "web", title: "Web search", body: [this.webSearch.el] },
+      { id: "research", title: "Research", body: [this.research.el] },
       { id: "appearance", title: "Appearance", body: [this.appearance] },
       { id: "data", title: "Data", body: [this._dataSection()] },
       { id: "advanced", title: "Advanced", body: [this.advanced] },
@@ -80,6 +83,7 @@ export class SettingsView {
     this._refreshModelForm();
     this.compaction.update();
     this.webSearch.update();
+    this.research.update();
   }
 
   // Built once: an import's result stays on screen while the lists above redraw.
