@@ -72,6 +72,7 @@ def test_a_research_turn_plans_searches_reads_and_writes_a_saved_report(rsetup, 
     assert sock.text() == REPORT
     saved = setup.messages(chat)[-1]
     assert (saved["role"], saved["content"], saved["status"]) == ("assistant", REPORT, "complete")
+    assert setup.messages(chat)[0]["research"] is True  # the question says it asked for research
     # Each search's results went out as `sources` while searching, numbered from 1 in the order found.
     found = sock.of("sources")
     assert [e["kind"] for e in found] == ["web", "web"]

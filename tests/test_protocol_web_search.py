@@ -235,6 +235,7 @@ def test_a_turn_that_searches_sends_sources_and_saves_them_on_its_reply(tooled, 
     assert final["content"] == "Numi 1.0 is out [1]; see the notes [2]."
     assert final["sources"] == [dict(item, kind="web") for item in items]
     assert all(m["sources"] == [] for m in rows[:-1])  # only the final reply carries them
+    assert "research" not in rows[0]  # an ordinary question
     assert sock.of("done", turn_id=t)[0]["message_id"] == final["id"]
 
     # A resumed socket is sent the same sources again; the next turn numbers from 1.

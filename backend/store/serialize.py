@@ -72,6 +72,10 @@ def message_to_dict(msg) -> dict:
         # CONTRACT §8: the sources its turn's tools brought in, which its text cites as [n].
         "sources": _sources(msg.citation_sources),
     }
+    # A question sent for a research turn (docs/PROTOCOL.md "Research"): said on the message, so a
+    # reload still marks it.
+    if msg.role == "user" and isinstance(msg.content_parts, dict) and msg.content_parts.get("research") is True:
+        data["research"] = True
     # A tool result of a file write: the change it made, as its tool row shows it (docs/PROTOCOL.md).
     diff = msg.content_parts.get("diff") if msg.role == "tool" and isinstance(msg.content_parts, dict) else None
     if isinstance(diff, str):

@@ -50,11 +50,16 @@ def test_research_progress_and_report_render_as_text(setup, page):
         expect(reply).to_contain_text("Done.")
         expect(reply.locator("strong")).to_have_text("bold")  # Markdown renders; raw HTML is dropped
         expect(strip).to_have_attribute("data-phase", "done")
+        question = page.locator("article.msg.user").last.locator(".msg-meta")
+        expect(question).to_have_text("You · Research")
         shot(page, "research-02-done")
         # Nothing from the web became an element or ran.
         assert page.locator("article.msg img, .research-progress img").count() == 0
         assert page.evaluate("window.__pwned") is None
         assert [m["role"] for m in setup.messages(chat)] == ["user", "assistant"]  # no tool ran
+        # The question stays marked as a research question once the history is read again.
+        page.reload()
+        expect(question).to_have_text("You · Research")
     finally:
         web.close()
 

@@ -8,7 +8,7 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 
 import { MAY_CITE, markerLabel, markerParts, shownSources, siteOf, webUrl } from "../../web/js/citations.js";
-import { applyEvent, initialState, loadHistory } from "../../web/js/reducer.js";
+import { applyEvent, initialState, loadHistory, localSend } from "../../web/js/reducer.js";
 import { BACKENDS, backendInfo, searchState } from "../../web/js/web-search.js";
 import { deepFreeze } from "./freeze.mjs";
 
@@ -146,6 +146,20 @@ describe("the reducer's sources", () => {
     assert.equal(next.research.phase, "writing");
     assert.equal(next.research.read, 3);
     assert.equal(next.research.turnId, "t1");
+  });
+
+  test("a research question is marked from its sending on, and in the history read again", () => {
+    let state = localSend(initialState("c1"), "r1", "What is Numi?", [], { research: true });
+    state = applyEvent(state, { type: "accepted", event_id: 1, epoch: EPOCH, turn_id: null, request_id: "r1",
+                                message_id: 1, queued: false });
+    assert.equal(state.messages.find((m) => m.id === 1).research, true);
+    const plain = applyEvent(localSend(initialState("c1"), "r2", "Hi", []),
+                             { type: "accepted", event_id: 1, epoch: EPOCH, turn_id: null, request_id: "r2",
+                               message_id: 1, queued: false });
+    assert.equal(plain.messages[0].research, undefined);
+    const read = loadHistory(initialState("c1"), [{ id: 1, role: "user", content: "What is Numi?", status: "complete",
+                                                    research: true }], false);
+    assert.equal(read.messages[0].research, true);
   });
 
   test("a stored snapshot (no turn retained) shows the saved reply's sources", () => {

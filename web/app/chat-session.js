@@ -207,7 +207,7 @@ export class ChatSession {
    */
   send(content, { steer = false, research = false, requestId = randomId("req"),
                   attachments = takeStagedAttachments(content) } = {}) {
-    this.state = localSend(this.state, requestId, content, attachments);
+    this.state = localSend(this.state, requestId, content, attachments, { research });
     const frame = { type: "send", request_id: requestId, content };
     if (steer) frame.mode = "steer";
     if (research) frame.research = true; // a research turn (docs/PROTOCOL.md "Research")

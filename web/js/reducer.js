@@ -68,9 +68,10 @@ export function initialState(chatId) {
 }
 
 /** An optimistic user message, shown until the server's `accepted` names its row. */
-export function localSend(state, requestId, content, attachments) {
+export function localSend(state, requestId, content, attachments, { research = false } = {}) {
   if (state.pending.some((p) => p.requestId === requestId)) return state;
   const pending = attachments?.length ? { requestId, content, attachments } : { requestId, content };
+  if (research) pending.research = true;
   return { ...state, pending: [...state.pending, pending] };
 }
 
@@ -210,6 +211,7 @@ const HANDLERS = {
         // Sent from another window: the text is not known here until loadHistory.
         placeholder: !pending,
         ...(e.steer ? { steer: true } : {}),
+        ...(pending?.research ? { research: true } : {}),
       });
     return {
       ...upsertMessage(state, message),
@@ -599,6 +601,8 @@ function fromRow(item, old) {
     ...(item.tool_error ? { toolError: true } : {}),
     // A file write's result: the change it made.
     ...(item.diff ? { diff: item.diff } : {}),
+    // A question sent for a research turn.
+    ...(item.research ? { research: true } : {}),
   };
   // The same row read again is the same object: the view redraws nothing for it.
   return old && sameRow(old, row) ? old : row;

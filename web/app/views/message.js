@@ -385,7 +385,7 @@ export class MessageView {
 
   _updatePlain(msg, ctx) {
     this.el.dataset.status = msg.status || "";
-    const label = msg.role === "user" ? "You" : msg.role === "tool" ? "Tool result" : "System";
+    const label = msg.role === "user" ? (msg.research ? "You · Research" : "You") : msg.role === "tool" ? "Tool result" : "System";
     // A steering message waits for the running reply's next step, not for its end.
     const status = msg.status === "queued" && ctx.steer?.has(msg.id) ? "queued to steer the reply" : STATUS_TEXT[msg.status];
     this.meta.textContent = [label, status].filter(Boolean).join(" · ");
