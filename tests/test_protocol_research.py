@@ -131,6 +131,26 @@ def test_the_report_survives_a_closed_socket(rsetup):
     assert saved["content"] == "Part one [1]. Part two [2]." == again.text()
 
 
+def test_an_edited_question_and_a_regenerated_report_research_again(rsetup):
+    setup = rsetup
+    setup.fake.enqueue([S.text(PLAN)], [S.text(REPORT)])
+    chat = setup.chat(title="r")
+    sock = setup.socket(chat)
+    research(sock)
+    assert sock.until("turn_end")["status"] == "completed"
+    question, report = setup.messages(chat)
+    for frame in ({"type": "regenerate", "message_id": report["id"], "request_id": "g1"},
+                  {"type": "edit", "message_id": question["id"], "content": "And Numi's history?", "request_id": "e1"}):
+        setup.fake.enqueue([S.text(PLAN)], [S.text("Again [1].")])
+        sock.send(**frame)
+        turn = sock.until("turn_start")["turn_id"]
+        assert sock.until("turn_end", turn_id=turn)["status"] == "completed"
+        phases = [e["phase"] for e in progress(sock) if e["turn_id"] == turn]
+        assert list(dict.fromkeys(phases)) == ["planning", "searching", "reading", "writing"], frame["type"]
+        assert setup.messages(chat)[-1]["content"] == "Again [1]."
+    assert setup.messages(chat)[0]["content"] == "And Numi's history?" and setup.messages(chat)[0]["research"] is True
+
+
 def test_stop_keeps_the_report_written_so_far(rsetup):
     setup = rsetup
     setup.fake.enqueue([S.text(PLAN)], [S.text("The first finding [1]."), S.hang()])
