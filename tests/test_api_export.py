@@ -3,6 +3,7 @@ import base64
 import hashlib
 import json
 
+from backend.store.export_format import to_markdown
 from tests.chat_samples import NOTES, PICTURE, export_json, export_zip, rich_chat
 
 
@@ -53,6 +54,22 @@ def test_markdown_export_is_readable(setup):
     assert "<details><summary>Reasoning</summary>\n\nLet me shout it.\n\n</details>" in md
     assert "**Tool call** `upper` (`call_a`)\n\n```json\n{\"text\": \"abc\"}\n```" in md
     assert "- Attachment: picture.png (image/png" in md and "Loud: ABC" in md
+
+
+def test_markdown_export_lists_sources_as_plain_text():
+    chat = {"title": "t", "created_at": "2026-12-01T10:00:00Z", "active_leaf_id": 1, "messages": [
+        {"id": 1, "parent_id": None, "role": "assistant", "content": "Said [1][2][3].", "status": "complete",
+         "created_at": "2026-12-01T10:00:00Z", "citation_sources": [
+             {"n": 1, "title": "**Bold** <img src=x> [link](javascript:x)", "url": "https://a.example/p?q=1"},
+             {"n": 2, "title": "", "url": "javascript:alert(1)"},
+             {"n": 3, "title": "Spaced\n  out", "url": "https://b.example/has space"},
+             {"title": "no number"}, "junk"]}]}
+    md = to_markdown(chat)
+    assert ("**Sources**\n\n"
+            "- [1] \\*\\*Bold\\*\\* \\<img src=x\\> \\[link\\]\\(javascript:x\\) — <https://a.example/p?q=1>\n"
+            "- [2] Source 2\n"
+            "- [3] Spaced out\n") in md
+    assert "no number" not in md and "javascript:alert" not in md
 
 
 def test_markdown_export_names_a_removed_model_by_its_id(setup):

@@ -250,7 +250,11 @@ def test_a_turn_that_searches_sends_sources_and_saves_them_on_its_reply(tooled, 
     sock.until("turn_end", turn_id=t2)
     assert setup.messages(chat)[-1]["sources"][0]["url"] == "https://three.example/"
 
-    # Export and import keep them.
+    # The Markdown export lists each reply's sources after it; export and import keep them.
+    md = setup.api.get(f"/api/chats/{chat}/export?format=md").body.decode()
+    assert ("Numi 1.0 is out [1]; see the notes [2].\n\n**Sources**\n\n- [1] Numi 1.0 is out — "
+            "<https://one.example/a>\n- [2] Release notes — <https://two.example/b>\n") in md
+    assert "See [1].\n\n**Sources**\n\n- [1] Other — <https://three.example/>\n" in md
     doc = setup.api.get(f"/api/chats/{chat}/export?format=json").body
     r = setup.api.post("/api/import", doc)
     assert r.status == 201, r

@@ -169,6 +169,10 @@ def to_markdown(chat: dict, labels: dict[str, str] | None = None) -> str:
             out += ["<details><summary>Reasoning</summary>", "", m["reasoning"], "", "</details>", ""]
         if m.get("content"):
             out += [_fence(m["content"]) if m["role"] == "tool" else m["content"], ""]
+        sources = [x for x in m.get("citation_sources") or () if isinstance(x, dict) and isinstance(x.get("n"), int)]
+        if sources:
+            # What the reply's [n] cite: the numbers stay meaningful outside Numi.
+            out += ["**Sources**", ""] + [_source_line(x) for x in sources] + [""]
         for call in m.get("tool_calls") or ():
             out += [f"**Tool call** `{call['name']}` (`{call['id']}`)", "", _fence(call["arguments"] or "", "json"), ""]
         for a in m.get("attachments") or ():
@@ -178,6 +182,19 @@ def to_markdown(chat: dict, labels: dict[str, str] | None = None) -> str:
         if m.get("error"):
             out += [f"> **Error:** {m['error'].get('message', '')}", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _source_line(source: dict) -> str:
+    """One source as a list item: `- [n] Title — <url>`; its text is the web's, so kept plain."""
+    title = " ".join(str(source.get("title") or "").split()) or f"Source {source['n']}"
+    url = source.get("url")
+    where = f" — <{url}>" if isinstance(url, str) and re.match(r"https?://[^\s<>]+$", url) else ""
+    return f"- [{source['n']}] {_plain(title)}{where}"
+
+
+def _plain(text: str) -> str:
+    """Text with Markdown's inline marks escaped, so a web page's title renders as it reads."""
+    return re.sub(r"([\\`*_{}\[\]<>()#+!|~])", r"\\\1", text)
 
 
 def active_branch(chat: dict) -> list[dict]:

@@ -63,7 +63,7 @@ def sources_for(setup) -> list[dict]:
     ]
 
 
-def test_a_reply_cites_its_sources_as_superscript_links_listed_under_it(page, setup):
+def test_a_reply_cites_its_sources_as_superscript_links_listed_under_it(page, context, setup):
     chat, reply_id = answered_chat(setup, "E2E cites")
     sources = sources_for(setup)
     save_sources(setup, reply_id, sources)
@@ -97,6 +97,13 @@ def test_a_reply_cites_its_sources_as_superscript_links_listed_under_it(page, se
     # Nothing of the page's markup became markup here, nor ran.
     assert replies(page).last.locator(".msg-sources img, .msg-sources script, .msg-sources b").count() == 0
     assert page.evaluate("window.__pwned") is None
+    # Copy gives the text with the sources it cites after it, so its numbers lead somewhere once pasted.
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=f"http://127.0.0.1:{setup.server.port}")
+    replies(page).last.get_by_role("button", name="Copy reply").click()
+    expect(page.locator(".toast")).to_contain_text("Copied.")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.endswith(f"\n\nSources:\n[1] Paris — Wikipedia — {sources[0]['url']}\n"
+                           f"[2] History {HOSTILE} — {sources[1]['url']}\n"), copied
     # Readable in both themes: 4.5:1 for the markers and every line of the list.
     for theme in ("light", "dark"):
         page.emulate_media(color_scheme=theme)

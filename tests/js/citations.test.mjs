@@ -7,7 +7,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 
-import { MAY_CITE, markerLabel, markerParts, shownSources, siteOf, webUrl } from "../../web/js/citations.js";
+import { MAY_CITE, markerLabel, markerParts, shownSources, siteOf, webUrl, withCitedSources } from "../../web/js/citations.js";
 import { applyEvent, initialState, loadHistory, localSend } from "../../web/js/reducer.js";
 import { BACKENDS, backendInfo, searchState } from "../../web/js/web-search.js";
 import { deepFreeze } from "./freeze.mjs";
@@ -214,5 +214,26 @@ describe("web search in words", () => {
   test("the services offered are the contract's three, keys where they need them", () => {
     assert.deepEqual(BACKENDS.map((b) => [b.value, b.key]), [["searxng", false], ["brave", true], ["tavily", true]]);
     assert.equal(backendInfo("none"), null);
+  });
+});
+
+describe("withCitedSources", () => {
+  const sources = [{ n: 1, title: "One", url: "https://one.example/a" }, { n: 2, title: "", url: "https://www.two.example/" },
+                   { n: 3, title: "Three", url: "javascript:alert(1)" }, { n: 4, title: "Four", url: "https://four.example/" }];
+
+  test("the sources the text cites follow it, by n, once each", () => {
+    assert.equal(withCitedSources("B [2] and A [1], A again [1].\n", sources),
+      "B [2] and A [1], A again [1].\n\nSources:\n[1] One — https://one.example/a\n[2] two.example — https://www.two.example/\n");
+  });
+
+  test("a source without a web address is listed by its title alone", () => {
+    assert.equal(withCitedSources("See [3].", sources), "See [3].\n\nSources:\n[3] Three\n");
+  });
+
+  test("text citing nothing known, or a reply without sources, is given as it is", () => {
+    assert.equal(withCitedSources("No markers here.", sources), "No markers here.");
+    assert.equal(withCitedSources("Only [9].", sources), "Only [9].");
+    assert.equal(withCitedSources("Cites [1].", []), "Cites [1].");
+    assert.equal(withCitedSources("Cites [1].", undefined), "Cites [1].");
   });
 });

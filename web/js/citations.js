@@ -73,3 +73,21 @@ export function shownSources(sources) {
 export function markerLabel(source) {
   return `Source ${source.n}: ${source.title}${source.site && source.site !== source.title ? ` (${source.site})` : ""}`;
 }
+
+/**
+ * A reply's text as Copy gives it: with the sources its markers cite listed after it
+ * ("[2] Title — https://…", by n), so the numbers still lead somewhere once pasted.
+ * Text that cites none is given as it is.
+ */
+export function withCitedSources(value, sources) {
+  const body = text(value);
+  const byN = new Map(shownSources(sources).map((s) => [s.n, s]));
+  if (!byN.size || !MAY_CITE.test(body)) return body;
+  const cited = [...new Set(markerParts(body, (n) => byN.has(n)).filter((p) => typeof p === "number"))].sort((a, b) => a - b);
+  if (!cited.length) return body;
+  const lines = cited.map((n) => {
+    const s = byN.get(n);
+    return `[${n}] ${s.title}${s.url ? ` — ${s.url}` : ""}`;
+  });
+  return `${body.replace(/\s+$/, "")}\n\nSources:\n${lines.join("\n")}\n`;
+}

@@ -9,7 +9,7 @@ import { fileUrl, formatSize, icon, isImage } from "../attachments.js";
 import { ModelPicker } from "./model-picker.js";
 import { PlanCard } from "./plan-card.js";
 import { canExecute } from "../../js/plans.js";
-import { shownSources } from "../../js/citations.js";
+import { shownSources, withCitedSources } from "../../js/citations.js";
 import { SourceList, linkCitations } from "./sources.js";
 
 const CUT_OFF = new Set(["interrupted", "cancelled", "error"]);
@@ -433,7 +433,8 @@ export class MessageView {
   }
 
   async _copy() {
-    if (await copyText(this.msg?.content || "")) toast("Copied.");
+    // A reply's cited sources go with it, so its [n] still lead somewhere once pasted.
+    if (await copyText(withCitedSources(this.msg?.content || "", this.msg?.sources))) toast("Copied.");
   }
 
   _startEdit() {
