@@ -109,3 +109,29 @@ def test_research_limits_in_settings_are_saved_and_out_of_range_is_said(page, se
         assert low_contrast(page, ["#settings-research .hint", "#settings-research label"]) == [], theme
     page.emulate_media(color_scheme="light")
     shot(page, "research-03-settings")
+
+
+def test_a_research_that_found_nothing_in_time_goes_on_with_continue(setup, page):
+    web = FakeWeb({"1": page_html("1", "<p>Plain facts.</p>")}, per_query=1)
+    try:
+        use_searxng(setup.api, web.url)
+        assert setup.api.patch("/api/settings", {"research": {"max_minutes": 0.05}}).status == 200  # 3 s
+        web.hold()
+        setup.fake.enqueue([S.text(json.dumps(["numi"]))])
+        chat = setup.chat(title="Research limit")
+        open_chat(page, setup.server, chat, "Research limit")
+        page.locator(".composer-input").fill("What is Numi?")
+        page.get_by_role("button", name="Research: search the web and write a cited report").click()
+        assert web.waiting.acquire(timeout=15)
+        notice = page.locator(".notice.error")
+        expect(notice).to_contain_text("reached its 0.05-minute limit", timeout=15000)
+        expect(notice).to_contain_text("Continue to research again")
+        web.release()
+        assert setup.api.patch("/api/settings", {"research": {"max_minutes": 10}}).status == 200
+        setup.fake.enqueue([S.text(json.dumps(["numi"]))], [S.text("Found it [1].")])
+        notice.get_by_role("button", name="Continue").click()
+        expect(page.locator("article.msg.assistant").last).to_contain_text("Found it")
+        expect(page.locator(".notice.error")).to_have_count(0)
+        assert [m["role"] for m in setup.messages(chat)] == ["user", "assistant"]
+    finally:
+        web.close()

@@ -695,9 +695,15 @@ export class ChatView {
     // model wrote anything gets its reply row at the end): whether the reply shows the
     // error is part of what was drawn, or the notice would stay as a second copy.
     const inReply = !!n && n.kind === "error" && this._replyShows(state, n);
-    if (n === this.noticeShown && inReply === this.noticeInReply) return;
+    if (n === this.noticeShown && inReply === this.noticeInReply) {
+      // The error comes before its turn's end: Retry shows once the turn has ended, the
+      // alert itself left alone so it is not read out twice.
+      if (this.retryBtn) this.retryBtn.hidden = running;
+      return;
+    }
     this.noticeShown = n;
     this.noticeInReply = inReply;
+    this.retryBtn = null;
     if (!n || n === this.dismissedNotice) { this.notice.replaceChildren(); return; }
     const dismiss = h("button", { type: "button", class: "ghost icon-btn", "aria-label": "Dismiss", onclick: () => { this.dismissedNotice = n; this.noticeShown = null; this.render(); } }, h("span", { class: "i i-close", "aria-hidden": "true" }));
     if (n.kind === "fallback") {
@@ -712,10 +718,12 @@ export class ChatView {
       this.notice.replaceChildren(h("div", { class: "sr-only", role: "alert" }, errorText(n)));
       return;
     }
-    const canRetry = !running && !["cancelled", "bad_request", "queue_full", "busy"].includes(n.code);
+    if (!["cancelled", "bad_request", "queue_full", "busy"].includes(n.code)) {
+      // A limit's sentence says "Continue" (a research that found nothing in its time): the button says the same.
+      this.retryBtn = h("button", { type: "button", class: "ghost accent", hidden: running, onclick: () => this._retry() },
+        n.code === "limit" ? "Continue" : "Retry");
+    }
     this.notice.replaceChildren(h("div", { class: "notice error", role: "alert" },
-      h("span", {}, errorText(n) || "Something went wrong."),
-      canRetry ? h("button", { type: "button", class: "ghost accent", onclick: () => this._retry() }, "Retry") : null,
-      dismiss));
+      h("span", {}, errorText(n) || "Something went wrong."), this.retryBtn, dismiss));
   }
 }
