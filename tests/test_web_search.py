@@ -11,7 +11,8 @@ from backend.core.cancel import CancelToken
 from backend.tools.web_search import (Brave, SearchError, SearchResult, SearXNG, Tavily, make_backend,
                                       quoted, web_search_tool)
 from backend.turns.sources import TurnSources
-from tests.fakesearch import KEY, FakeSearch, brave_error, searxng_takes_for_a_bot, tavily_error, unused_port
+from tests.fakesearch import (KEY, FakeSearch, brave_error, searxng_body, searxng_takes_for_a_bot, tavily_error,
+                              unused_port)
 
 ONE = SearchResult("Example One", "https://one.example/a", "The first <strong>result</strong>.")
 TWO = SearchResult("Example Two", "https://two.example/b", "The second result.")
@@ -88,6 +89,20 @@ def test_no_results_is_an_empty_list(service):
     fake, backend = service
     fake.results = []
     assert search(backend) == []
+
+
+def test_searxng_with_every_engine_failing_says_so_rather_than_nothing_found(one):
+    fake = one("searxng")
+    fake.answer(200, {**searxng_body("numi", []),
+                      "unresponsive_engines": [["google", "CAPTCHA"], ["duckduckgo", "timeout"]]})
+    with pytest.raises(SearchError) as caught:
+        search(SearXNG(fake.url))
+    assert caught.value.message == ("SearXNG found nothing because its search engines did not answer (google: CAPTCHA; "
+                                    "duckduckgo: timeout). Try again later, or turn on other engines in its settings.yml.")
+    # Results from the engines that answered are results, whatever the others did.
+    fake.answer(200, {**searxng_body("numi", [("One", "https://one.example/", "x")]),
+                      "unresponsive_engines": [["google", "CAPTCHA"]]})
+    assert search(SearXNG(fake.url)) == [SearchResult("One", "https://one.example/", "x")]
 
 
 def test_an_answer_that_is_not_json_is_a_sentence(service):

@@ -120,6 +120,18 @@ class SearXNG(SearchBackend):
                     f"SearXNG instance, in Settings → Web search.")
         return super()._refusal(answer)
 
+    def _rows(self, data):
+        rows = super()._rows(data)
+        failed = data.get("unresponsive_engines") if not rows else None
+        if isinstance(failed, list) and failed:
+            # Nothing found because its engines failed (blocked, a CAPTCHA, a timeout): not an
+            # empty web, and the person can do something about it.
+            said = _short("; ".join(": ".join(map(str, pair)) if isinstance(pair, list) else str(pair)
+                                    for pair in failed[:5]))
+            raise SearchError(f"SearXNG found nothing because its search engines did not answer ({said}). "
+                              f"Try again later, or turn on other engines in its settings.yml.")
+        return rows
+
     def _not_json_hint(self):
         return f"Check that {self.url} is the address of a SearXNG instance, in Settings → Web search."
 
