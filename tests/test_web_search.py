@@ -153,13 +153,34 @@ def test_searxngs_limiter_refusal_says_how_to_let_numi_in(one):
     assert "server.limiter: false" in said and "wait a moment and try again" in said
 
 
+def brave_per_second_limit() -> tuple:
+    return (429, brave_error(429, "RATE_LIMITED", "Request rate limit exceeded for plan."),
+            {"X-RateLimit-Limit": "1, 2000", "X-RateLimit-Remaining": "0, 1500", "X-RateLimit-Reset": "1, 1419704"})
+
+
+def test_a_rate_limit_over_within_seconds_is_waited_out_once(one):
+    fake = one("brave")
+    fake.answer(*brave_per_second_limit())
+    started = time.monotonic()
+    assert search(Brave(KEY)) == [ONE, TWO]
+    assert time.monotonic() - started >= 0.95  # the second Brave asked for, then the same search again
+    assert [seen.query["q"] for seen in fake.seen] == ["numi", "numi"]
+    # Stop while waiting: no second try.
+    fake.answer(429, brave_error(429, "RATE_LIMITED", "slow down"), {"Retry-After": "3"})
+    cancel = CancelToken()
+    cancel.cancel()
+    with pytest.raises(SearchError):
+        search(Brave(KEY), cancel=cancel)
+    assert len(fake.seen) == 2  # a stopped search sends nothing at all
+
+
 def test_rate_limit_as_a_date_or_brave_reset_header(one):
     fake = one("brave")
-    fake.answer(429, brave_error(429, "RATE_LIMITED", "Request rate limit exceeded for plan."),
-                {"X-RateLimit-Limit": "1, 2000", "X-RateLimit-Remaining": "0, 1500",
-                 "X-RateLimit-Reset": "1, 1419704"})
+    fake.answer(*brave_per_second_limit())
+    fake.answer(*brave_per_second_limit())  # still limited on the second try: said, with the wait
     with pytest.raises(SearchError, match=r"Request rate limit exceeded for plan\.\)\. Try again in 1 second\."):
         search(Brave(KEY))
+    assert len(fake.seen) == 2
     fake.answer(429, brave_error(429, "RATE_LIMITED", "slow down"),
                 {"Retry-After": time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 120))})
     with pytest.raises(SearchError, match=r"Try again in 1[12]\d seconds\."):
