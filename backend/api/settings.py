@@ -108,12 +108,10 @@ def patch_settings():
 
 def _compaction(fields: Fields):
     """The `compaction` keys sent (merged into the stored ones), or MISSING."""
-    body = fields.raw(compaction.SETTING, False, False)
-    if body is MISSING:
+    inner = _section(fields, compaction.SETTING, compaction.DEFAULTS,
+                     'Must be an object like {"auto": true, "threshold": 0.8}.')
+    if inner is None:
         return MISSING
-    if not isinstance(body, dict):
-        return fields.fail(compaction.SETTING, 'Must be an object like {"auto": true, "threshold": 0.8}.')
-    inner = Fields(body, allowed=compaction.DEFAULTS, prefix=compaction.SETTING + ".")
     auto = inner.boolean("auto")
     threshold = inner.number("threshold", 0.5, 0.95)
     model_id = inner.text("model_id", max_len=200, nullable=True)

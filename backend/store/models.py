@@ -166,5 +166,11 @@ class Setting(Base):
     key = TextField(primary_key=True)
     value = JsonText(column_name="value_json")
 
+    @classmethod
+    def section(cls, key: str) -> dict:
+        """A setting kept as an object (compaction, research…); {} when unset or not an object."""
+        row = cls.get_or_none(cls.key == key)
+        return row.value if row is not None and isinstance(row.value, dict) else {}
+
 
 ALL_MODELS = [Folder, Chat, Message, File, Provider, ModelEntry, McpServer, Compaction, Setting]

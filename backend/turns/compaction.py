@@ -59,8 +59,7 @@ class Settings:
 
 
 def settings() -> Settings:
-    row = Setting.get_or_none(Setting.key == SETTING)
-    value = {**DEFAULTS, **(row.value if row is not None and isinstance(row.value, dict) else {})}
+    value = {**DEFAULTS, **Setting.section(SETTING)}
     return Settings(bool(value["auto"]), float(value["threshold"]), value["model_id"])
 
 

@@ -28,8 +28,7 @@ SPEC = ToolSpec(name=NAME, description=qi.DESCRIPTION, parameters=qi.PARAMETERS)
 
 def timeout_s() -> int | None:
     """The person's limit on waiting for an answer, in seconds; None when they set none."""
-    row = Setting.get_or_none(Setting.key == SETTING)
-    value = (row.value if row is not None and isinstance(row.value, dict) else {}).get("timeout_s")
+    value = Setting.section(SETTING).get("timeout_s")
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 

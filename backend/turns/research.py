@@ -66,8 +66,7 @@ class Limits:
 
 def settings() -> Limits:
     """The research limits as set (Settings → Research), defaults filling what is not."""
-    row = Setting.get_or_none(Setting.key == SETTING)
-    stored = row.value if row is not None and isinstance(row.value, dict) else {}
+    stored = Setting.section(SETTING)
     return Limits(**{k: stored.get(k, v) for k, v in DEFAULTS.items()})
 
 

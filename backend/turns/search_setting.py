@@ -20,8 +20,7 @@ KEY_KIND = "search"  # keyring username search:<backend>
 
 def stored() -> dict:
     """The chosen backend as saved: {"backend": None} or {"backend", "url"?}."""
-    row = Setting.get_or_none(Setting.key == SETTING)
-    value = row.value if row is not None and isinstance(row.value, dict) else {}
+    value = Setting.section(SETTING)
     backend = value.get("backend")
     if backend not in BACKENDS:
         return dict(DEFAULT)
