@@ -311,6 +311,10 @@ def test_research_settings_are_validated(api):
     fields = r.body["error"]["fields"] if "fields" in r.body["error"] else r.body["error"]
     text = json.dumps(fields)
     assert "research.max_pages" in text and "research.max_searches" in text and "research.max_minutes" in text
+    assert api.get("/api/settings").body["research"]["max_pages"] == 12  # a refused PATCH changes nothing
+    r = api.patch("/api/settings", {"research": {"max_pages": 3, "pages": 4}})
+    assert r.status == 422 and "research.pages" in json.dumps(r.body["error"]), r
+    assert api.get("/api/settings").body["research"]["max_pages"] == 12
     r = api.patch("/api/settings", {"research": {"max_pages": 3}})
     assert r.status == 200 and r.body["research"] == {"max_minutes": 10, "max_searches": 8, "max_pages": 3}
     assert api.patch("/api/settings", {"research": 5}).status == 422
