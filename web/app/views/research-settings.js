@@ -6,8 +6,7 @@ import { h } from "../dom.js";
 import { patch } from "../api.js";
 import { app, schedule } from "../store.js";
 
-// What the server uses when settings carry no `research`, and what it accepts.
-const DEFAULTS = { max_minutes: 10, max_searches: 8, max_pages: 12 };
+// What the server accepts (docs/PROTOCOL.md "Research"); the input's own min, max and step check it.
 const FIELDS = [
   { key: "max_minutes", label: "Time limit (minutes)", min: 0.05, max: 240, step: "any", whole: false,
     hint: "Searching and reading stop here; the report is then written from what was found." },
@@ -38,15 +37,13 @@ export class ResearchSection {
   }
 
   _change(f, input, error) {
-    const value = Number(input.value);
-    const ok = input.value.trim() !== "" && Number.isFinite(value) && value >= f.min && value <= f.max
-      && (!f.whole || Number.isInteger(value));
-    if (!ok) {
+    // Empty, not a number, out of range or (step 1 from a whole min) not whole: the browser's own check.
+    if (input.value === "" || !input.checkValidity()) {
       error.textContent = `${f.label}: ${f.whole ? "a whole number" : "a number"} from ${f.min} to ${f.max}.`;
       input.setAttribute("aria-invalid", "true");
       return;
     }
-    this._save({ [f.key]: value });
+    this._save({ [f.key]: Number(input.value) });
   }
 
   async _save(change) {
@@ -63,7 +60,9 @@ export class ResearchSection {
 
   /** Show the saved limits; `force` also over a field being typed in, and clears what was said. */
   update(force = false) {
-    const saved = { ...DEFAULTS, ...(app.settings?.research || {}) };
+    // GET /api/settings always carries `research`, defaults filled in.
+    const saved = app.settings?.research;
+    if (!saved) return;
     for (const [key, input] of this.inputs) {
       // A value being typed, or one said to be out of range, stays until it is changed.
       if (!force && (document.activeElement === input || input.hasAttribute("aria-invalid"))) continue;
