@@ -31,6 +31,10 @@ export class ResearchProgress {
     const turn = state.turn;
     if (!r || (turn && r.turnId && turn.id !== r.turnId)) return null;
     const running = !!turn && turn.status === "running";
+    // Drawn on every frame of a streaming report: touch the DOM only when the progress changed.
+    if (r === this.shown && running === this.shownRunning) return this.el;
+    this.shown = r;
+    this.shownRunning = running;
     const at = PHASES.indexOf(r.phase);
     this.el.dataset.phase = running ? r.phase : "done";
     this.steps.forEach((li, i) => { li.className = i < at || !running ? "done" : i === at ? "current" : ""; });
