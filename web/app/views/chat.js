@@ -698,7 +698,7 @@ export class ChatView {
     if (n === this.noticeShown && inReply === this.noticeInReply) {
       // The error comes before its turn's end: Retry shows once the turn has ended, the
       // alert itself left alone so it is not read out twice.
-      if (this.retryBtn) this.retryBtn.hidden = running;
+      if (this.retryBtn && this.retryBtn.hidden !== running) this.retryBtn.hidden = running;
       return;
     }
     this.noticeShown = n;
