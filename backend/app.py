@@ -19,6 +19,9 @@ class Config:
     data_dir: Path
     port: int = 0
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    # What the numi_session cookie carries: never the token, since a cookie for 127.0.0.1 also
+    # reaches every other port there (docs/PROTOCOL.md, "The session cookie").
+    session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     epoch: str = field(default_factory=lambda: secrets.token_hex(6))
     # Seconds between WebSocket pings; a client that misses one pong is closed.
     ping_interval: float = float(os.environ.get("NUMI_WS_PING_INTERVAL", "25"))
@@ -30,7 +33,7 @@ def create_app(config: Config) -> Flask:
 
     app = Flask(__name__, static_folder=None)
     app.config.update(
-        PORT=config.port, TOKEN=config.token,
+        PORT=config.port, TOKEN=config.token, SESSION=config.session,
         MAX_CONTENT_LENGTH=64 * 1024 * 1024,
         SOCK_SERVER_OPTIONS={"ping_interval": config.ping_interval, "max_message_size": 1 << 20},
         JSON_SORT_KEYS=False,

@@ -36,11 +36,17 @@ def _allowed_hosts() -> tuple[str, ...]:
 
 
 def _authenticated_by() -> str | None:
-    """"bearer" or "cookie" when the request carries the token that way, else None."""
-    token = current_app.config["TOKEN"]
+    """"bearer" when the request carries the token, "cookie" when it carries the session secret, else None.
+
+    Each secret counts only in its own place: the cookie's value is useless as a Bearer token
+    and the token is no cookie, so what a browser hands other 127.0.0.1 ports never opens
+    the token-only routes."""
     header = request.headers.get("Authorization", "")
-    way, given = ("bearer", header[7:]) if header.startswith("Bearer ") else ("cookie", request.cookies.get(COOKIE, ""))
-    return way if given and hmac.compare_digest(given.encode(), token.encode()) else None
+    if header.startswith("Bearer "):
+        way, given, secret = "bearer", header[7:], current_app.config["TOKEN"]
+    else:
+        way, given, secret = "cookie", request.cookies.get(COOKIE, ""), current_app.config["SESSION"]
+    return way if given and hmac.compare_digest(given.encode(), secret.encode()) else None
 
 
 def _from_another_site() -> bool:

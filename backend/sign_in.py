@@ -84,7 +84,7 @@ def session_response(target: str = ""):
     """303 to `/` (or to chat `target`) with the session cookie set."""
     location = "/" + (f"#/c/{target}" if CHAT_ID.match(target) else "")
     response = redirect(location, code=303)
-    response.set_cookie(COOKIE, current_app.config["TOKEN"], httponly=True, samesite="Strict", path="/")
+    response.set_cookie(COOKIE, current_app.config["SESSION"], httponly=True, samesite="Strict", path="/")
     response.headers["Cache-Control"] = "no-store"
     return response
 

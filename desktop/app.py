@@ -200,7 +200,7 @@ class DesktopApp:
             for jar in self.window.get_cookies():
                 morsel = jar.get(routes.COOKIE)
                 if morsel is not None:
-                    return hmac.compare_digest(morsel.value.encode(), self.server.config.token.encode())
+                    return hmac.compare_digest(morsel.value.encode(), self.server.config.session.encode())
         except Exception:
             log.exception("desktop: could not read the window's cookies")
         return False

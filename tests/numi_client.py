@@ -111,6 +111,12 @@ class ServerProcess:
     def token(self) -> str:
         return self.info["token"]
 
+    def session_cookie(self) -> str:
+        """`numi_session=<value>` as `GET /?token=` sets it (CONTRACT §2): the session secret, not the token."""
+        signed_in = Api(self.port, None).get(f"/?token={self.token}")
+        assert signed_in.status == 303, signed_in
+        return signed_in.headers["Set-Cookie"].split(";", 1)[0]
+
     def api(self, token: str | None = "default") -> Api:
         return Api(self.port, self.token if token == "default" else token)
 

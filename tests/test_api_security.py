@@ -79,10 +79,42 @@ def test_cookie_sign_in(server):
     assert headers["Location"].endswith("/") and "token" not in headers["Location"]
     cookie = headers["Set-Cookie"]
     parts = [p.strip().lower() for p in cookie.split(";")]
-    assert parts[0] == f"numi_session={server.token}".lower()
+    name, value = cookie.split(";", 1)[0].split("=", 1)
+    assert name == "numi_session" and len(value) >= 32
     assert "httponly" in parts and "samesite=strict" in parts and "path=/" in parts
-    status, _, data = raw(server, "GET", "/api/chats", {"Cookie": f"numi_session={server.token}"})
+    status, _, data = raw(server, "GET", "/api/chats", {"Cookie": f"numi_session={value}"})
     assert status == 200 and json.loads(data)["items"] == []
+
+
+def test_the_cookie_does_not_carry_the_token_and_neither_stands_in_for_the_other(server):
+    # A cookie for 127.0.0.1 reaches every port there: what it carries must not be the token.
+    value = server.session_cookie().split("=", 1)[1]
+    assert value != server.token and server.token not in value
+    # The session secret is no Bearer token: not for data, nor for minting sign-in addresses.
+    as_bearer = {"Authorization": f"Bearer {value}"}
+    assert raw(server, "GET", "/api/chats", as_bearer)[0] == 401
+    assert raw(server, "POST", "/api/sign-in-links", as_bearer)[0] == 401
+    assert raw(server, "GET", "/ws/c_x", {**as_bearer, **WS_HEADERS})[0] == 401
+    # Nor is the token a cookie.
+    assert raw(server, "GET", "/api/chats", {"Cookie": f"numi_session={server.token}"})[0] == 401
+    # Control: each in its own place is accepted.
+    assert raw(server, "GET", "/api/chats", bearer(server))[0] == 200
+    assert raw(server, "GET", "/api/chats", {"Cookie": f"numi_session={value}"})[0] == 200
+
+
+def test_every_sign_in_gives_the_same_session_and_a_restart_a_new_one(tmp_path):
+    from tests.numi_client import ServerProcess
+
+    server = ServerProcess(tmp_path / "data").start()
+    try:
+        first = server.session_cookie()
+        assert server.session_cookie() == first
+        server.terminate()
+        server.start()
+        assert server.session_cookie() != first
+        assert raw(server, "GET", "/api/chats", {"Cookie": first})[0] == 401
+    finally:
+        server.stop()
 
 
 def test_sign_in_with_wrong_token_is_401_without_cookie(server):
@@ -164,7 +196,7 @@ def test_get_with_foreign_origin_is_allowed(server):
 # -- Sec-Fetch-Site ---------------------------------------------------------------
 
 def cookie(server) -> dict:
-    return {"Cookie": f"numi_session={server.token}"}
+    return {"Cookie": server.session_cookie()}
 
 
 @pytest.mark.parametrize("site", ["same-site", "cross-site", "Cross-Site"])

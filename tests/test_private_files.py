@@ -85,7 +85,7 @@ def test_start_fixes_the_data_dir_and_new_files_are_private(umask_022, start_ser
     r = setup.api.post("/api/backup", {})
     assert r.status == 201, r
     refused = setup.api.request("GET", "/api/chats", headers={"Authorization": "", "Sec-Fetch-Site": "cross-site",
-                                                               "Cookie": f"numi_session={setup.server.token}"})
+                                                               "Cookie": setup.server.session_cookie()})
     assert refused.status == 403  # logged as a warning
     made = {p.relative_to(data).as_posix() for p in data.rglob("*")}
     assert {"numi.db-wal", "numi.db-shm", "catalog.toml", "server.json", "logs/numi.log"} <= made, made

@@ -146,7 +146,7 @@ def test_the_app_socket_is_guarded_like_every_websocket(server):
         assert status == 403 and b"forbidden_origin" in data
     assert raw(server, "GET", "/ws/_app", {**bearer(server), **WS_HEADERS}, host="evil.example")[0] == 403
     assert raw(server, "GET", "/ws/_app", {**bearer(server), **WS_HEADERS, "Origin": good_origin})[0] == 101
-    cookie = {"Cookie": f"numi_session={server.token}", **WS_HEADERS, "Origin": good_origin}
+    cookie = {"Cookie": server.session_cookie(), **WS_HEADERS, "Origin": good_origin}
     assert raw(server, "GET", "/ws/_app", cookie)[0] == 101
 
 
