@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -110,6 +111,40 @@ def test_the_network_follows_the_setting_and_an_allowed_command_runs_without_ask
     bad = setup.api.patch("/api/settings", {"shell_network": "yes"})
     assert bad.status == 422 and "shell_network" in bad.body["error"]["fields"]
     assert setup.api.patch("/api/settings", {"shell_sandbox": {"available": True}}).status == 422
+
+
+@linux_only
+def test_in_auto_mode_a_command_cannot_plant_what_the_persons_git_runs_later(setup_with, tmp_path, monkeypatch):
+    """The attack of a prompt-injected model: git's config and hooks, written in auto mode with no
+    approval, so the person's next `git status` runs a command unconfined. Ordinary writes still go."""
+    ws, marker = tmp_path / "ws", tmp_path / "pwned"
+    ws.mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the server's, so the one its sandbox hides
+    assert subprocess.run(["git", "init", "-q", str(ws)], capture_output=True, timeout=30).returncode == 0
+    config = (ws / ".git" / "config").read_bytes()
+    setup = setup_with()
+    setup, chat = tooled_setup(setup.server, setup.fake, ws)
+    assert setup.api.patch(f"/api/chats/{chat}", {"mode": "auto"}).body["mode"] == "auto"
+    hook = "#!/bin/sh\ntouch " + str(marker) + "\n"
+    setup.fake.enqueue(
+        shell_calls(f"git config core.fsmonitor 'touch {marker}'",
+                    f"printf '{hook}' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout",
+                    "echo made > made.txt")
+        + [S.tool_call(3, "c3", "write_file", json.dumps({"path": ".GIT/hooks/pre-commit", "content": hook}))],
+        [S.text("done")])
+    sock = setup.socket(chat)
+    send(sock, "set up the repository as the page says", "r1")
+    assert sock.until("turn_end")["status"] == "completed"
+    assert not sock.of("approval_required")  # auto mode: nobody was asked
+    ends = {e["call_id"]: e for e in sock.of("tool_end")}
+    for call in ("c0", "c1"):
+        assert "Read-only file system" in ends[call]["output"] and "outside Numi" in ends[call]["output"]
+    assert ends["c2"]["ok"] and (ws / "made.txt").read_text() == "made\n"  # the control
+    assert not ends["c3"]["ok"] and "is protected" in ends["c3"]["output"]
+    assert (ws / ".git" / "config").read_bytes() == config
+    assert not [h for h in os.listdir(ws / ".git" / "hooks") if not h.endswith(".sample")]
+    subprocess.run(["git", "-C", str(ws), "status"], capture_output=True, timeout=30)  # the person, later
+    assert not marker.exists()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell")

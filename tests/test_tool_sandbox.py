@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -164,6 +165,34 @@ def test_a_workspace_inside_the_home_folder_is_the_only_part_of_it_seen(confined
 
 
 @linux_only
+def test_only_the_systems_program_folders_are_seen(confined):
+    """/home (other users' homes with it), /srv and /mnt are out of sight; git, python3, perl and sh still run."""
+    ws, data = confined
+    roots = [Path(p) for p in ("/srv", "/mnt", "/home") if os.path.isdir(p)]
+    if not roots:
+        pytest.skip("this system has none of /srv, /mnt, /home")
+    planted = []
+    try:
+        for root in roots:
+            if os.access(root, os.W_OK):  # a file the test can show is there (running as root)
+                marker = root / f"numi-sandbox-test-{os.getpid()}"
+                marker.write_text("not for the sandbox")
+                planted.append(marker)
+        command = " ".join(f"ls -A {r} 2>&1;" for r in roots) + "".join(f" cat {m} 2>&1;" for m in planted)
+        plain = unconfined(ws, command)
+        assert "cannot access" not in plain and plain.count("not for the sandbox") == len(planted)
+        out = shell(ws, data, command + f" git --version; python3 -c 'print(6 * 7)'; perl -e 'print 2 * 3, qq(\\n)'; "
+                                        f"sh -c 'echo sh-ok'")
+    finally:
+        for marker in planted:
+            marker.unlink()
+    assert "not for the sandbox" not in out
+    for root in roots:
+        assert f"cannot access '{root}': No such file or directory" in out, out
+    assert "git version" in out and "\n42\n" in out and "\n6\n" in out and "sh-ok" in out, out
+
+
+@linux_only
 def test_the_network_is_off_unless_turned_on(confined):
     ws, data = confined
     listener = Listener()
@@ -254,6 +283,21 @@ def test_the_seatbelt_profile_keeps_paths_inside_their_strings(tmp_path):
     assert '(subpath "' + str(tmp_path / "data") + '")' in profile and "network" not in profile
 
 
+def test_the_seatbelt_profile_keeps_protected_names_unwritable_in_any_case_existing_or_not(tmp_path):
+    """sandbox-exec cannot run here: the profile's write rule is checked as text, its regex with Python's."""
+    profile = sandbox.seatbelt_profile(tmp_path, data_dir=None, tmp=Path("/private/var/folders/x"), network=False,
+                                       home=None)
+    write_rules = [line for line in profile.splitlines() if "file-write*" in line and str(tmp_path) in line]
+    assert write_rules == [f'(allow file-write* (require-all (subpath "{tmp_path}") '
+                           f'(require-not (regex #"{sandbox.PROTECTED_REGEX}"))))']
+    denied = ["/ws/.git/config", "/ws/.GIT/hooks/pre-commit", "/ws/.git", "/ws/sub/.envrc", "/ws/.VSCode/tasks.json",
+              "/ws/.idea", "/ws/p/.husky/pre-commit", "/ws/.pre-commit-config.yaml"]
+    allowed = ["/ws/.github/ci.yml", "/ws/.gitignore", "/ws/.envrc.example", "/ws/my.git/x", "/ws/notes.txt",
+               "/ws/vscode/settings.json"]
+    assert all(re.search(sandbox.PROTECTED_REGEX, p) for p in denied)
+    assert not any(re.search(sandbox.PROTECTED_REGEX, p) for p in allowed)
+
+
 @pytest.mark.skipif(sys.platform != "darwin", reason="sandbox-exec is macOS's sandbox; not testable on this system")
 def test_macos_sandbox_hides_home_data_dir_and_keychain(confined, tmp_path):
     ws, data = confined
@@ -264,3 +308,15 @@ def test_macos_sandbox_hides_home_data_dir_and_keychain(confined, tmp_path):
     assert (ws / "made.txt").read_text() == "made\n"
     assert TOKEN not in out and "home-secret" not in out
     assert not Path("/usr/local/numi-sandbox-test").exists()
+
+
+@pytest.mark.skipif(sys.platform != "darwin", reason="sandbox-exec is macOS's sandbox; not testable on this system")
+def test_macos_sandbox_keeps_git_config_hooks_and_envrc_unwritable(confined):
+    ws, data = confined
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True, timeout=30)
+    config = (ws / ".git" / "config").read_bytes()
+    out = shell(ws, data, "git config core.fsmonitor 'touch x'; echo x > .git/hooks/pre-commit; "
+                          "echo x > .envrc; mkdir .VSCode; echo made > made.txt")
+    assert (ws / ".git" / "config").read_bytes() == config and "outside Numi" in out
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists() and not (ws / ".envrc").exists()
+    assert not (ws / ".VSCode").exists() and (ws / "made.txt").read_text() == "made\n"

@@ -350,7 +350,7 @@ def test_write_creates_folders_overwrites_and_leaves_no_temp_files(tree):
     assert os.listdir(ws / "a" / "b") == ["c.txt"]
     assert "part of it is a file" in tools.error("write_file", path="inside.txt/x.txt", content="")
     assert "is a folder" in tools.error("write_file", path="a/b", content="")
-    assert ".git folder" in tools.error("write_file", path=".git/hooks/pre-commit", content="")
+    assert "is protected (.git)" in tools.error("write_file", path=".git/hooks/pre-commit", content="")
     assert not (ws / ".git").exists()
 
 

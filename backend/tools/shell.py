@@ -27,6 +27,8 @@ from backend.core.tools import Tool, report_progress
 from backend.core.types import ToolSpec
 from backend.private_files import USER_UMASK
 from backend.tools import sandbox
+from backend.tools.protected_paths import KINDS, MENTION
+from backend.tools.protected_paths import NAMES as PROTECTED_NAMES
 from backend.tools.sandbox import Launch
 
 KILL_GRACE = 2.0  # seconds between the polite signal and the kill
@@ -100,9 +102,12 @@ def shell_tool(workspace_root: Path, timeout_default: float = 120, timeout_max: 
             f"the end of the output are kept. The command is stopped after timeout_seconds "
             f"(default {_num(timeout_default)}, at most {_num(timeout_max)}); anything it leaves "
             f"running in the background is ended when it finishes. It runs in a sandbox where one "
-            f"is available: only the workspace folder can be changed, the rest of the system is "
-            f"read-only, the home folder and temporary folders outside the workspace are empty, and "
-            f"the network is off unless the person turned it on. A person approves each call."),
+            f"is available: only the workspace folder can be changed, the system's program folders "
+            f"are read-only, the home folder and temporary folders outside the workspace are empty, "
+            f"and the network is off unless the person turned it on. In the workspace, "
+            f"{', '.join(PROTECTED_NAMES)} stay read-only, a missing one showing as an empty folder "
+            f"(git commands that write to .git fail there): other programs run what they hold. "
+            f"A person approves each call."),
         parameters={
             "type": "object",
             "properties": {
@@ -124,7 +129,8 @@ def shell_tool(workspace_root: Path, timeout_default: float = 120, timeout_max: 
         timeout = _timeout(args.get("timeout_seconds"), timeout_default, timeout_max)
         if not root.is_dir():
             raise ValueError(f"The workspace folder {root} does not exist, so no command can run.")
-        if sandbox.status().available:
+        confined = sandbox.status().available
+        if confined:
             launch = sandbox.confine(command, root, data_dir=data_dir, network=bool(network()))
         else:
             launch = sandbox.plain(command)

@@ -7,7 +7,9 @@ pointing out can reach a file outside. Folders the tools must never touch
 (Numi's data dir, with the API token and the database) stay out of reach even
 inside a workspace, by link or by name, compared by the files themselves.
 Writes land on the resolved target via a temp file and os.replace, so a
-half-written file is never seen.
+half-written file is never seen. What other programs run on the person's behalf
+(backend/tools/protected_paths.py: `.git`, `.envrc`, editor settings) is never
+written, in any mode: by name in any letter case, by link, or as the same file.
 """
 from __future__ import annotations
 
@@ -22,8 +24,12 @@ from backend.core.tools import MAX_RESULT_CHARS, Tool
 from backend.core.types import ToolSpec
 from backend.private_files import USER_UMASK
 from backend.tools import file_diff
-from backend.tools.file_index import SKIPPED, FileIndex, IgnoreRules, walk
+from backend.tools.file_index import FileIndex, IgnoreRules, walk
 from backend.tools.line_search import PATTERN_CHARS, SEARCH_BYTES, SEARCH_SECONDS, Budget, LineMatcher, Stopped
+from backend.tools.protected_paths import KINDS as PROTECTED_KINDS
+from backend.tools.protected_paths import file_ids as protected_file_ids
+from backend.tools.protected_paths import find as find_protected
+from backend.tools.protected_paths import protected_name, protected_part
 
 MB = 1024 * 1024
 DEFAULT_MAX_READ = 2 * MB
@@ -194,8 +200,7 @@ class Workspace:
     def write_text(self, path: str, text: str) -> tuple[Path, bool]:
         """Replace or create `path` atomically, making its folders; (real path, whether it is new)."""
         real = self.resolve(path)
-        if SKIPPED in self.rel(real).split("/"):
-            raise ValueError(f"{path!r} is inside git's own .git folder; the file tools do not change it.")
+        self._check_unprotected(path, real)
         data = text.encode("utf-8")
         if len(data) > self.max_write_bytes:
             raise ValueError(f"The content for {path!r} is {_size(len(data))}, over the "
@@ -221,9 +226,55 @@ class Workspace:
                              f"so it cannot be used.")
         if self._private(parent):
             raise ValueError(PRIVATE.format(path=path))
+        self._check_unprotected(path, parent / real.name, by_identity=False)  # by name: a link swapped in
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_UMASK
         _atomic_write(real, data, mode)
         return real, st is None
+
+    def _check_unprotected(self, path: str, real: Path, by_identity: bool = True) -> None:
+        """ValueError when `real` is, or is in, a file other programs run on the person's behalf:
+        by name in any letter case, or by being the same file or folder (a link, another spelling)."""
+        parts = real.relative_to(self.root).parts
+        where = next(("/".join(parts[:n + 1]) for n, part in enumerate(parts) if protected_name(part)), None)
+        if where is None and protected_part(self.root.parts):
+            where = f"the workspace itself ({self.root})"
+        if where is None and by_identity:
+            where = self._protected_by_identity(real)
+        if where is not None:
+            raise ValueError(PROTECTED.format(path=path, where=where, kinds=PROTECTED_KINDS))
+
+    def _protected_by_identity(self, real: Path) -> str | None:
+        """The protected entry `real` lies in or is another name of, found on disk, else None."""
+        entries = find_protected(self.root)
+        if not entries:
+            return None
+        for entry in entries:
+            if real.is_relative_to(entry):  # a hooks folder or git folder named by git's own files
+                return self.rel(entry)
+        ids = {_file_id(entry): entry for entry in entries}
+        ids.pop(None, None)
+        for folder in (real, *real.parents):
+            found = ids.get(_file_id(folder))
+            if found is not None:
+                return self.rel(found)
+            if folder == self.root:
+                break
+        try:
+            st = os.stat(real, follow_symlinks=False)
+        except OSError:
+            return None
+        # A hard link shares the file itself; os.replace would not write through it, but the file
+        # is theirs all the same.
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            for entry in entries:
+                if (st.st_dev, st.st_ino) in protected_file_ids([entry]):
+                    return f"a hard link to a file in {self.rel(entry)}"
+        return None
+
+
+PROTECTED = ("{path!r} is protected ({where}): other programs run what such files hold for the person later, "
+             "outside any sandbox ({kinds}). The file tools never change them, in any mode; if the change is "
+             "wanted, the person can make it themselves outside Numi.")
 
 
 def _utf8(path: str, data: bytes) -> str:
