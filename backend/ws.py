@@ -19,6 +19,7 @@ from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
 from backend import protocol
+from backend.core.text import well_formed
 from backend.runtime import runtime
 from backend.store.db import is_busy_error, release_connection, short_connection
 from backend.turns import snapshot
@@ -70,7 +71,30 @@ class TextPacer:
 
 
 def encode(event: dict) -> str:
-    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    """The event as a text frame; never raises, so no event can close a socket.
+
+    A lone surrogate (which UTF-8 cannot carry) becomes U+FFFD. An event that is not
+    JSON at all (a value JSON has no form for, NaN, a cycle) goes out as an `error`
+    in its place, under its event_id, so the socket and the resume cursor go on.
+    """
+    try:
+        text = json.dumps(event, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        log.exception("a %s event could not be sent as JSON", event.get("type") if isinstance(event, dict) else "")
+        return _unsendable(event)
+    return well_formed(text)
+
+
+def _unsendable(event) -> str:
+    """An `error` frame standing in for an event that could not be encoded."""
+    given = event if isinstance(event, dict) else {}
+    kind = given.get("type") if isinstance(given.get("type"), str) else "event"
+    common = {k: given[k] for k, types in (("event_id", int), ("turn_id", (str, type(None))), ("epoch", str))
+              if k in given and isinstance(given[k], types)}
+    frame = {"type": "error", **common, "code": "internal", "retryable": False,
+             "message": f"Numi could not send an event ({kind[:40]}) to this window; the details are in the log. "
+                        f"Reload the chat to see what was saved."}
+    return well_formed(json.dumps(frame, ensure_ascii=False, separators=(",", ":")))
 
 
 def coalesce(events: list[dict]) -> list[dict]:

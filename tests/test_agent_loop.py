@@ -256,3 +256,88 @@ def test_no_fallback_for_a_request_any_model_would_reject():
     loop = agent.AgentLoop(request(), stream_fn=stream, emit=events.append, approve=lambda c: agent.Decision("allow"),
                            cancel=CancelToken(), tools=ToolRegistry(), fallbacks=(agent.Route("m_backup", backup),))
     assert loop.run().status == "failed" and not of(events, agent.FellBack)
+
+
+# --- the loop guard: the same call however it is written ---------------------------------------
+
+def path_tool(name="read_file", fn=None):
+    spec = ToolSpec(name=name, description="reads", parameters={"type": "object"})
+    return Tool(spec, fn or (lambda args, cancel: "contents"), concurrent=True, path_arguments=("path",))
+
+
+def command_tool():
+    spec = ToolSpec(name="shell", description="runs", parameters={"type": "object"})
+    return Tool(spec, lambda args, cancel: "ran", trimmed_arguments=("command",))
+
+
+def asked(tool_name, *arguments):
+    """A model asking for `tool_name` once per step with each of `arguments`, then answering."""
+    steps = [tool_step((f"c{i}", tool_name, args)) for i, args in enumerate(arguments)]
+    return Scripted(*steps, [TextDelta("done"), StepEnd("stop")])
+
+
+def ran(events):
+    return [e.call.id for e in of(events, agent.ToolFinished) if e.outcome.ok]
+
+
+@pytest.mark.parametrize("third", ['{"path": "a.txt/"}', '{"path": "./a.txt"}', '{"path": "sub/../a.txt"}',
+                                   '{"path": ".//a.txt//"}'])
+def test_a_path_written_another_way_is_the_same_call(third):
+    tools = ToolRegistry([path_tool()])
+    outcome, events = run(asked("read_file", '{"path": "a.txt"}', '{"path": "./a.txt"}', third), tools=tools)
+    assert (outcome.status, outcome.error_code) == ("limit", "loop_detected"), outcome
+    assert ran(events) == ["c0", "c1"]  # the third never ran
+
+
+def test_paths_in_folders_and_from_the_top_are_written_one_way_too():
+    tools = ToolRegistry([path_tool("list_files")])
+    outcome, _ = run(asked("list_files", '{"path": "src/lib/", "recursive": true}',
+                           '{"recursive": true, "path": "src//lib"}', '{ "path" : "./src/lib/." , "recursive":true}'),
+                     tools=tools)
+    assert outcome.error_code == "loop_detected"
+    outcome, _ = run(asked("list_files", '{"path": "/"}', '{"path": "//"}', '{"path": "///."}'), tools=tools)
+    assert outcome.error_code == "loop_detected"
+
+
+def test_a_command_with_other_surrounding_whitespace_is_the_same_call():
+    tools = ToolRegistry([command_tool()])
+    outcome, events = run(asked("shell", '{"command": "ls -la"}', '{"command": "  ls -la"}',
+                                '{"command": "ls -la\\n"}'),
+                          tools=tools)
+    assert outcome.error_code == "loop_detected" and ran(events) == ["c0", "c1"]
+
+
+def test_arguments_in_another_key_order_and_spacing_are_the_same_call():
+    tools = ToolRegistry([path_tool()])
+    outcome, _ = run(asked("read_file", '{"path": "a.txt", "start_line": 1}', '{"start_line":1,"path":"a.txt"}',
+                           '{ "start_line" : 1.0 ,\n "path" : "./a.txt" }'), tools=tools)
+    assert outcome.error_code == "loop_detected"
+
+
+def test_different_paths_commands_and_undeclared_arguments_are_not_a_loop():
+    # Control: what names another file, runs another command, or is not declared a path differs.
+    tools = ToolRegistry([path_tool(), command_tool(), echo_tool("note")])
+    for name, arguments in [
+        ("read_file", ['{"path": "a.txt"}', '{"path": "b.txt"}', '{"path": "a.txt/b"}', '{"path": "../a.txt"}',
+                       '{"path": "/a.txt"}', '{"path": " a.txt"}']),
+        ("shell", ['{"command": "ls"}', '{"command": "ls -la"}', '{"command": "ls  -la"}']),
+        ("note", ['{"path": "a.txt"}', '{"path": "./a.txt"}', '{"path": "a.txt/"}']),
+    ]:
+        outcome, events = run(asked(name, *arguments), tools=tools)
+        assert outcome.status == "completed", (name, outcome)
+        assert len(ran(events)) == len(arguments)
+
+
+def test_the_workspace_and_shell_tools_declare_what_makes_a_call_the_same(tmp_path):
+    from backend.tools.shell import shell_tool
+    from backend.tools.workspace import Workspace, workspace_tools
+    (tmp_path / "a.txt").write_text("one\n")
+    tools = ToolRegistry([*workspace_tools(Workspace(tmp_path)), shell_tool(tmp_path)])
+    outcome, events = run(asked("read_file", '{"path": "a.txt"}', '{"path": "./a.txt"}', '{"path": "a.txt/"}'),
+                          tools=tools)
+    assert outcome.error_code == "loop_detected" and ran(events) == ["c0", "c1"]
+    # Each shell call is refused by the person here, so nothing runs; the guard counts the asking.
+    outcome, _ = run(asked("shell", '{"command": "touch x"}', '{"command": " touch x "}', '{"command": "touch x\\t"}'),
+                     tools=tools, approve=lambda call: agent.Decision("deny"))
+    assert outcome.error_code == "loop_detected"
+    assert not (tmp_path / "x").exists()

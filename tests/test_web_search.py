@@ -2,6 +2,7 @@
 tool's arguments and result, and a turn's numbered sources."""
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -365,3 +366,73 @@ def test_numbers_stay_unique_when_tools_add_at_once():
         t.join()
     numbers = [item["n"] for e in events for item in e["items"]]
     assert numbers == list(range(1, 201))  # announced in order, each once
+
+
+# -- hostile answers: echoed keys, deep nesting, half characters ------------------------
+
+ECHOES = [  # (service, status, body): each service's own error shape, quoting the key it was sent
+    ("brave", 422, brave_error(422, "SUBSCRIPTION_TOKEN_INVALID", f"The token {KEY} is not valid here.")),
+    ("brave", 429, brave_error(429, "RATE_LIMITED", f"Too many requests for token {KEY}, slow down.")),
+    ("brave", 500, {"message": f"internal error while serving {KEY}; see status page"}),
+    ("tavily", 401, tavily_error(f"Unauthorized: the key {KEY} is not valid here.")),
+    ("tavily", 432, tavily_error(f"Plan limit reached for {KEY}, upgrade the plan.")),
+    ("tavily", 500, f"upstream failed for key={KEY} at the edge"),  # text/plain
+]
+
+
+@pytest.mark.parametrize("kind, status, body", ECHOES, ids=[f"{k}-{s}" for k, s, _ in ECHOES])
+def test_a_key_the_service_echoes_never_reaches_the_message(one, kind, status, body):
+    fake = one(kind)
+    headers = {"Content-Type": "text/plain"} if isinstance(body, str) else {}
+    fake.answer(status, body, headers)
+    backend = Brave(KEY, timeout=5) if kind == "brave" else Tavily(KEY, timeout=5)
+    with pytest.raises(ValueError) as caught:
+        web_search_tool(backend).run({"query": "numi"}, CancelToken())  # what the model and the chat get
+    message = str(caught.value)
+    assert KEY not in message
+    # Control: the service's words around the key were read and are still there.
+    assert "[API key]" in message and f"({status}" in message, message
+
+
+def test_a_key_that_is_not_echoed_leaves_the_message_as_the_service_wrote_it(one):
+    fake = one("brave")
+    fake.answer(500, {"message": "internal error; see status page"})
+    with pytest.raises(SearchError) as caught:
+        search(Brave(KEY, timeout=5))
+    assert "(500 Internal Server Error: internal error; see status page)" in caught.value.message
+
+
+def nested(depth: int, inner: str = "[]") -> str:
+    return "[" * depth + inner + "]" * depth
+
+
+def test_json_nested_too_deeply_is_a_sentence_not_a_crash(one):
+    fake = one("searxng")
+    fake.answer(200, nested(100_000), {"Content-Type": "application/json"})
+    tool = web_search_tool(SearXNG(fake.url))
+    with pytest.raises(ValueError) as caught:  # the call's error result, with this sentence
+        tool.run({"query": "numi"}, CancelToken())
+    assert str(caught.value).startswith("SearXNG answered with JSON nested too deeply to read (more than 64 "
+                                        "levels of arrays and objects), so there are no results to read.")
+    # An error answer nested that deeply still says its status.
+    fake.answer(500, nested(100_000), {"Content-Type": "application/json"})
+    with pytest.raises(SearchError, match=r"^SearXNG failed \(500 Internal Server Error\)\. Try again later\.$"):
+        search(SearXNG(fake.url))
+    # Control: nesting within the limit, brackets inside strings included, is read as ever.
+    body = searxng_body("numi", [("One", "https://one.example/", "[[[[" * 50)])
+    body["results"][0]["extra"] = json.loads(nested(60))
+    fake.answer(200, body)
+    assert search(SearXNG(fake.url)) == [SearchResult("One", "https://one.example/", "[[[[" * 50)]
+
+
+def test_half_characters_in_results_become_replacement_characters(one):
+    fake = one("searxng")
+    # Sent as JSON escapes (`\ud800`), as a service that cuts a pair in half writes them.
+    fake.results = [("Half \ud800 title", "https://one.example/\udc00", "pair \ud83d\ude00, half \ud83d")]
+    assert search(SearXNG(fake.url)) == [SearchResult("Half \ufffd title", "https://one.example/\ufffd",
+                                                      "pair \U0001F600, half \ufffd")]
+    # What a service says about a failure is quoted in a message, made well-formed too.
+    fake.answer(200, {**searxng_body("numi", []), "unresponsive_engines": [["goo\udbffgle", "CAPTCHA"]]})
+    with pytest.raises(SearchError) as caught:
+        search(SearXNG(fake.url))
+    assert "(goo\ufffdgle: CAPTCHA)" in caught.value.message

@@ -202,7 +202,7 @@ class AgentLoop:
     def _repeated(self, calls: tuple[ToolCall, ...]) -> ToolCall | None:
         """Count the step's calls; the first one asked for more than max_repeats times this turn."""
         for call in calls:
-            key = (call.name, _canonical(call.arguments))
+            key = (call.name, _canonical(call.arguments, self.tools.get(call.name)))
             self.calls_seen[key] += 1
             if self.calls_seen[key] > self.limits.max_repeats:
                 return call
@@ -408,14 +408,21 @@ class AgentLoop:
         return lambda **fields: self.emit(ToolProgress(call, fields))
 
 
-def _canonical(arguments: str):
+def _canonical(arguments: str, tool: toolbox.Tool | None = None):
     """Arguments as a comparable value: parsed JSON (key order and spacing do not matter;
-    1 and 1.0 are one number, true is not 1), or the text itself when it is not JSON."""
+    1 and 1.0 are one number, true is not 1) as the tool compares them (`Tool.comparable`:
+    `./a.txt` is `a.txt`), or the text itself when it is not JSON."""
     if not arguments.strip():
         return ("json", _frozen({}))
     try:
-        return ("json", _frozen(json.loads(arguments)))
+        value = json.loads(arguments)
     except (json.JSONDecodeError, RecursionError):
+        return ("text", arguments)
+    if isinstance(value, dict) and tool is not None:
+        value = tool.comparable(value)
+    try:
+        return ("json", _frozen(value))
+    except RecursionError:
         return ("text", arguments)
 
 

@@ -1,12 +1,17 @@
-"""Text that is valid Unicode: lone surrogates found, split pairs joined, the rest replaced.
+"""Text from outside made safe to keep and to quote: valid Unicode, inert tags, no secrets.
 
 A Python str can hold a surrogate code point (U+D800–U+DFFF) on its own: JSON
 decoders turn an escaped `\\ud83d` into one. UTF-8 cannot carry it, so such a
 string fails wherever it is encoded — a SQLite commit, a WebSocket frame. Text
 that enters from outside is made well-formed here, once, at the edge.
+
+Text quoted to a model inside an element (`<source>`, `<summary>`) has every `<`
+that would open or close that element escaped (`inert_tags`), and a key an
+upstream service echoes is cut out of its messages (`redact`).
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Hashable
 
@@ -71,3 +76,29 @@ class SplitPairs:
         channels = list(self._held)
         self._held.clear()
         return channels
+
+
+def inert_tags(text: str, *names: str) -> str:
+    """`text` in which no `<name …>` or `</name>` of `names` (any case, spaces inside) is a tag any more.
+
+    Quoted text that could write `</source>` or `</summary>` would end its quote and go
+    on as if Numi spoke; each `<` that starts such a tag gets a backslash after it.
+    """
+    return _tag_starts(names).sub(r"<\\", text)
+
+
+@functools.lru_cache(maxsize=16)
+def _tag_starts(names: tuple[str, ...]) -> re.Pattern:
+    alternatives = "|".join(re.escape(n) for n in names)
+    # `<summary-of-data>` or `<sources>` is another element, not one to escape.
+    return re.compile(rf"<(?=\s*/?\s*(?:{alternatives})(?![\w.:-]))", re.IGNORECASE)
+
+
+SECRET_SHOWN_AS = "[API key]"
+
+
+def redact(text: str, secret: str | None, shown_as: str = SECRET_SHOWN_AS) -> str:
+    """`text` with every copy of `secret` (a key an upstream service may echo) replaced by `shown_as`."""
+    if not secret or not text:
+        return text
+    return text.replace(secret, shown_as)

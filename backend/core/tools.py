@@ -13,11 +13,12 @@ reads, never a crashed turn.
 from __future__ import annotations
 
 import json
+import posixpath
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from backend.core.text import well_formed
+from backend.core.text import well_formed, well_formed_value
 from backend.core.types import Message, ToolCall, ToolSpec
 
 MAX_RESULT_CHARS = 100_000  # a tool's output beyond this is cut, with a note to the model
@@ -31,10 +32,33 @@ class Tool:
     needs_approval: bool = False
     read_only: bool = False  # changes nothing outside the conversation (CONTRACT §7, plan mode)
     preview: Callable[[dict], str | None] | None = None  # (arguments) -> what the call would change
+    # What makes two calls the same for the loop guard (backend/core/agent.py): arguments that
+    # name a path ("a.txt", "./a.txt" and "a.txt/" are one file), and text whose surrounding
+    # whitespace changes nothing (a command line).
+    path_arguments: tuple[str, ...] = ()
+    trimmed_arguments: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def comparable(self, args: dict) -> dict:
+        """`args` as the loop guard compares them: declared paths in one spelling, declared text trimmed."""
+        out = dict(args)
+        for name in self.path_arguments:
+            if isinstance(out.get(name), str):
+                out[name] = one_spelling(out[name])
+        for name in self.trimmed_arguments:
+            if isinstance(out.get(name), str):
+                out[name] = out[name].strip()
+        return out
+
+
+def one_spelling(path: str) -> str:
+    """A POSIX path written one way: `./a//b/` and `a/b` are both `a/b`; "" is "."."""
+    path = posixpath.normpath(path)  # "" -> ".", drops "./", "//" and a trailing "/"
+    # normpath keeps exactly two leading slashes (POSIX leaves their meaning open); one is meant.
+    return "/" + path.lstrip("/") if path.startswith("//") else path
 
 
 class ToolRegistry:
@@ -101,7 +125,8 @@ def report_progress(cancel, **fields) -> None:
     `progress`, `total` and `message`. Nothing happens when nobody listens."""
     progress = getattr(cancel, "progress", None)
     if progress is not None:
-        progress(**fields)
+        # A command's output or an MCP server's message goes out as an event as it is.
+        progress(**well_formed_value(fields))
 
 
 def execute(tool: Tool | None, call: ToolCall, cancel, progress: Callable[..., None] | None = None) -> ToolOutcome:

@@ -29,6 +29,9 @@ from backend.core.types import ModelRequest, StreamEvent, TextDelta
 __all__ = ["ModelStream", "StreamControl", "open_stream", "complete_text", "wire_request", "count_tokens"]
 
 CONNECT_TIMEOUT = 5.0  # seconds; a local server either answers at once or is not there
+# complete_text's answers: a title is a line, a summary is cut at 24 000 characters
+# (backend/turns/compaction.py), a research plan is a few queries.
+COMPLETE_TEXT_CHARS = 64_000
 
 
 class StreamControl:
@@ -199,15 +202,28 @@ def _raise(error: ProviderError) -> Iterator[StreamEvent]:
     yield  # a generator, so the error comes from the iteration like any other
 
 
-def complete_text(request: ModelRequest, cancel: CancelToken | None = None) -> str:
-    """The whole text answer of a short request (a title, a summary, a research plan).
+def complete_text(request: ModelRequest, cancel: CancelToken | None = None,
+                  max_chars: int = COMPLETE_TEXT_CHARS) -> str:
+    """The text answer of a short request (a title, a summary, a research plan), at most `max_chars`.
 
-    `cancel` closes the stream at once; the text so far is returned, and the caller,
-    which knows it stopped, decides what it is worth.
+    Reading stops at `max_chars` and the stream is closed: a model that runs on cannot
+    make the process hold its whole answer. `cancel` closes the stream at once; the
+    text so far is returned, and the caller, which knows it stopped, decides what it is worth.
     """
     with open_stream(request) as stream:
         unregister = cancel.on_cancel(stream.close) if cancel is not None else (lambda: None)
+        parts: list[str] = []
+        size = 0
         try:
-            return "".join(e.text for e in stream if isinstance(e, TextDelta))
+            for event in stream:
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+                    size += len(event.text)
+                    if size >= max_chars:
+                        break
         finally:
             unregister()
+            stream.close()
+            for _ in stream:  # a closed stream ends at once; this releases its HTTP client here
+                pass
+    return "".join(parts)[:max_chars]

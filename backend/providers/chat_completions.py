@@ -20,6 +20,7 @@ import openai
 from backend.core import sentences
 from backend.core.errors import (AuthError, BadResponse, ConnectionFailed, ContextTooLong,
                                  ProviderError, ProviderTimeout, RateLimited)
+from backend.core.text import redact
 from backend.core.types import (Message, ModelRequest, ProviderConfig, ReasoningDelta,
                                 StepEnd, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart,
                                 Usage)
@@ -323,9 +324,7 @@ class _ErrorMapper:
         self.started = False  # an event was already yielded
 
     def scrub(self, text: str, limit: int = 300) -> str:
-        if self.p.api_key:
-            text = text.replace(self.p.api_key, "[API key]")
-        text = " ".join(text.split())
+        text = " ".join(redact(text, self.p.api_key).split())
         return text if len(text) <= limit else text[:limit - 1] + "…"
 
     # What differs between the adapters that share this mapper.

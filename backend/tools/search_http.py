@@ -8,6 +8,8 @@ HTTP answer of any status is handed back for the backend to read.
 from __future__ import annotations
 
 import http.client
+import json
+import re
 import socket
 import ssl
 import threading
@@ -16,17 +18,52 @@ import urllib.request
 import zlib
 from dataclasses import dataclass
 from email.message import Message
+from itertools import accumulate
 from urllib.parse import urlsplit
 
 from backend.core.errors import Explained
+from backend.core.text import well_formed
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a page of results is a few KB; more is not a search answer
+MAX_JSON_DEPTH = 64  # arrays and objects inside each other; a page of results nests about six deep
 _GRACE_S = 1.0  # past the cap, how long the request gets to hand over what it has
 _USER_AGENT = "Numi web_search"
 
 
 class SearchError(Explained):
     """A search that gave no results; `message` says why."""
+
+    def __init__(self, message: str):
+        # It quotes what the service said, which is saved and sent to every socket.
+        super().__init__(well_formed(message))
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than MAX_JSON_DEPTH levels, left unread."""
+
+
+def json_of(body: bytes):
+    """The JSON value of an answer's body; ValueError when it is not JSON, TooDeep when it nests too deeply."""
+    if _depth(body) > MAX_JSON_DEPTH:
+        raise TooDeep(f"nested more than {MAX_JSON_DEPTH} levels deep")
+    try:
+        return json.loads(body.decode("utf-8"))
+    except RecursionError:  # the parser's own limit, should it come first
+        raise TooDeep(f"nested more than {MAX_JSON_DEPTH} levels deep") from None
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_NESTING = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def _depth(body: bytes) -> int:
+    """How deep the body's arrays and objects nest (brackets in strings do not count); 0 when too few
+    brackets to pass MAX_JSON_DEPTH."""
+    if body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH:
+        return 0  # too few to go deeper than the limit, whatever the strings hold
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKET)
+    return max(accumulate(_NESTING[b] for b in brackets), default=0)
 
 
 @dataclass(frozen=True)

@@ -139,9 +139,33 @@ def shell_tool(workspace_root: Path, timeout_default: float = 120, timeout_max: 
                                  launch=launch, on_output=lambda text: report_progress(cancel, output=text))
         finally:
             launch.cleanup()
-        return describe(result, timeout)
+        said = describe(result, timeout)
+        if confined and refused_protected(result):
+            said += "\n" + PROTECTED_REFUSED
+        return said
 
-    return Tool(spec=spec, run=run, concurrent=False, needs_approval=True)
+    return Tool(spec=spec, run=run, concurrent=False, needs_approval=True, trimmed_arguments=("command",))
+
+
+# How a program reports a write the sandbox refused: a read-only mount (Linux), an empty folder
+# holding a missing protected name's place, a mount point that cannot be moved, a sandbox-exec denial (macOS).
+_WRITE_REFUSED = ("read-only file system", "is a directory", "device or resource busy", "operation not permitted")
+PROTECTED_REFUSED = (
+    f"[Numi's sandbox: this command met protected workspace files. {', '.join(PROTECTED_NAMES)} stay read-only "
+    "in every mode and a missing one cannot be created (an empty read-only folder may hold its place while a "
+    "command runs), "
+    f"because other programs run what they hold for the person later, outside any sandbox ({KINDS}). Writes "
+    "there fail, git commands that write to .git (commit, add, config, init) included. If such a change is "
+    "wanted, ask the person to run the command themselves, outside Numi.]")
+
+
+def refused_protected(result: CommandResult) -> bool:
+    """Whether a sandboxed command's output shows it failed on a protected file (most likely a write)."""
+    for line in result.output.splitlines():
+        folded = line.casefold()
+        if any(m in folded for m in _WRITE_REFUSED) and MENTION.search(line):
+            return True
+    return False
 
 
 def describe(result: CommandResult, timeout: float) -> str:

@@ -605,5 +605,5 @@ def workspace_tools(workspace: Workspace, index: FileIndex | None = None) -> lis
     previews = {"write_file": write_preview, "edit_file": edit_preview}
     # The safe ones only read: they run beside others, unasked, and in plan mode.
     return [Tool(spec, _guard(verb, fn), concurrent=safe, needs_approval=not safe, read_only=safe,
-                 preview=previews.get(spec.name))
+                 preview=previews.get(spec.name), path_arguments=("path",))
             for spec, fn, safe, verb in specs]

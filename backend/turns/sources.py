@@ -12,6 +12,7 @@ import threading
 from dataclasses import replace
 from typing import Callable
 
+from backend.core.text import well_formed_value
 from backend.core.tools import Tool, ToolRegistry
 from backend.tools import web_search
 
@@ -43,7 +44,9 @@ class TurnSources:
         numbered, new = [], []
         with self._lock:
             for item in items:
-                fields = {k: item[k] for k in _FIELDS if item.get(k) is not None}
+                # Titles and snippets come from web pages and services: a lone surrogate in one
+                # would fail the saved reply and every socket the `sources` event goes to.
+                fields = {k: well_formed_value(item[k]) for k in _FIELDS if item.get(k) is not None}
                 fields.setdefault("title", fields.get("url") or "")
                 fields.setdefault("snippet", "")
                 key = _key(kind, fields)
