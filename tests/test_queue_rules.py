@@ -137,3 +137,67 @@ def test_while_quitting_a_finished_turn_starts_nothing_and_its_queue_stays_saved
     assert not chat.running
     assert [i for i, _ in chat.items()] == [1, 2]  # left for the next start to put on the branch
 
+
+
+# --- "Summarize now": one command of its chat ------------------------------------------------
+
+def summarizing(*queued: int) -> ChatQueue:
+    """An idle chat whose summary is being written, with these messages sent meanwhile."""
+    chat = ChatQueue()
+    assert chat.summarize(closing=False) is None
+    chat.start_summary()
+    for i in queued:
+        assert chat.send(closing=False) == Queue(steer=False)
+        chat.enqueue(i)
+    return chat
+
+
+def test_a_summary_starts_only_in_an_idle_chat_and_one_at_a_time():
+    chat = summarizing()
+    again = chat.summarize(closing=False)
+    assert isinstance(again, Refuse) and again.code == "busy" and "summary" in again.message
+    with pytest.raises(ValueError):
+        chat.start_summary()  # a second summary without the rules' consent
+    reply = running().summarize(closing=False)
+    assert isinstance(reply, Refuse) and reply.code == "busy"
+    assert "Summarize when it has finished" in reply.message
+
+
+def test_messages_sent_during_a_summary_wait_behind_it_then_run_in_order():
+    chat = summarizing(4, 5)
+    # Sent to steer, it still waits: a summary has no step to hand it to.
+    assert chat.send(closing=False, steer=True) == Queue(steer=False)
+    chat.enqueue(6)
+    assert not chat.running
+    assert chat.summary_ended(closing=False) == Start(4)
+    assert not chat.summarizing
+    chat.start()
+    assert [chat.turn_ended(closing=False) for _ in range(3)] == [Start(5), Start(6), Idle()]
+    assert chat.send(closing=False) == Start(None)
+
+
+def test_a_summary_that_ends_with_nothing_waiting_leaves_the_chat_idle():
+    chat = summarizing()
+    assert chat.summary_ended(closing=False) == Idle()
+    assert not chat.running and not chat.summarizing
+    assert chat.send(closing=False) == Start(None) and chat.summarize(closing=False) is None
+
+
+def test_edit_regenerate_continue_and_switch_are_refused_during_a_summary():
+    busy = summarizing(1).check_idle(closing=False)
+    assert isinstance(busy, Refuse) and busy.code == "busy" and "summary" in busy.message
+
+
+def test_the_queue_limit_holds_during_a_summary_too():
+    chat = summarizing(*range(1, MAX_QUEUE + 1))
+    assert chat.send(closing=False).code == "queue_full"
+    chat.discard(3)
+    assert chat.send(closing=False) == Queue()
+
+
+def test_while_quitting_no_summary_starts_and_one_ending_starts_nothing():
+    sent = ChatQueue().summarize(closing=True)
+    assert isinstance(sent, Refuse) and sent.code == "shutting_down"
+    chat = summarizing(1, 2)
+    assert chat.summary_ended(closing=True) == Idle()
+    assert [i for i, _ in chat.items()] == [1, 2]  # left saved as queued for the next start

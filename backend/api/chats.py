@@ -243,7 +243,7 @@ def patch_chat(chat_id):
 def delete_chat(chat_id):
     purge = bool_arg("purge")
     chat = _chat(chat_id, include_deleted=True)
-    if chat.id in _running():
+    if chat.id in _running() or runtime().registry.is_summarizing(chat.id):
         # Outside any transaction: the turn saves its partial reply while it stops.
         stopped = runtime().registry.stop_chat(chat.id, wait=5.0 if purge else 0.0)
         if purge and not stopped:

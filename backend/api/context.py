@@ -1,8 +1,6 @@
 """A chat's context (CONTRACT §6): the meter's counts, the inspector, and compaction."""
 from __future__ import annotations
 
-import threading
-
 from flask import Blueprint
 
 from backend.api.validate import MISSING, Fields, json_body
@@ -11,11 +9,11 @@ from backend.runtime import runtime
 from backend.store.models import Chat, File
 from backend.turns import compaction, next_request
 from backend.turns.context import TurnSetupError
+from backend.turns.registry import CommandError
 
 bp = Blueprint("context", __name__)
 MAX_DRAFT_CHARS = 1_000_000
 MAX_DRAFT_FILES = 50
-_compacting = threading.Lock()  # one summary at a time: each is a model request that takes seconds
 
 
 def _chat(chat_id: str) -> Chat:
@@ -72,23 +70,32 @@ def compact(chat_id):
     """Summarize everything but the newest turn now → 200 the compaction."""
     chat = _chat(chat_id)
     registry = runtime().registry
-    if registry.is_running(chat_id):
-        raise ApiError(409, "busy", "A reply is being written in this chat. Summarize when it has finished.")
-    if not _compacting.acquire(timeout=0.1):
-        raise ApiError(409, "busy", "Another summary is being written. Try again when it has finished.")
     try:
-        services = registry.services
+        return registry.summarize(chat.id, lambda cancel: _summarize(registry.services, chat, cancel))
+    except CommandError as exc:
+        raise ApiError(503 if exc.code == "shutting_down" else 409, exc.code, exc.message) from None
+
+
+def _summarize(services, chat: Chat, cancel) -> dict:
+    """The chat's summary made and saved (the registry runs it as the chat's command)."""
+    try:
         model, toolset, plan = next_request.prepare(services, chat)
         checkpoint, _ = compaction.compact(chat, model, services.keys, tools=toolset.specs(),
-                                           files=services.files, plan=plan, manual=True)
+                                           files=services.files, plan=plan, manual=True, cancel=cancel)
     except TurnSetupError as exc:
         raise _setup_error(exc) from None
     except compaction.NothingToCompact as exc:
         raise ApiError(422, exc.code, exc.message) from None
+    except compaction.SummaryStopped as exc:
+        if exc.reason == "shutdown":
+            raise ApiError(503, "shutting_down", "Numi is quitting, so the summary was not made. "
+                                                 "Nothing was changed.") from None
+        raise ApiError(409, "cancelled", "The summary was stopped. Nothing was changed; "
+                                         "Summarize now starts it again.") from None
     except compaction.CompactionFailed as exc:
-        raise ApiError(502, "compaction_failed", f"The summary could not be made: {exc.message}. "
-                                                 f"Nothing was changed; try again or pick another summary "
-                                                 f"model in Settings.") from None
-    finally:
-        _compacting.release()
+        # A time cap is the provider not answering in time (504); anything else it said is 502.
+        status = 504 if isinstance(exc, compaction.SummaryTimedOut) else 502
+        raise ApiError(status, "compaction_failed", f"The summary could not be made: {exc.message}. "
+                                                    f"Nothing was changed; try again or pick another summary "
+                                                    f"model in Settings.") from None
     return checkpoint.as_json()

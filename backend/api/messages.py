@@ -16,6 +16,8 @@ PAGE_MAX = 200
 PAGE_DEFAULT = 50
 PREVIEW_CHARS = 120
 MAX_ID = (1 << 63) - 1
+# Nodes per GET …/tree answer at most (1.3 MB with full previews); a longer tree is paged with `cursor`.
+TREE_PAGE_MAX = 5_000
 
 
 def _chat(chat_id: str) -> str:
@@ -71,13 +73,30 @@ def switch_branch(chat_id):
 
 @bp.get("/api/chats/<chat_id>/tree")
 def message_tree(chat_id):
+    """The chat's messages as a tree, oldest first, TREE_PAGE_MAX (or `limit`) at a time:
+    `truncated` says more follow, and `next_cursor` asks for them."""
     chat = _chat(chat_id)
+    limit = int_arg("limit", TREE_PAGE_MAX, 1, TREE_PAGE_MAX)
+    after = _tree_cursor()
+    rows = history.tree(chat, after=after, limit=limit + 1, text_chars=PREVIEW_CHARS)
+    more = len(rows) > limit
     items = []
-    for row in history.tree(chat):
+    for row in rows[:limit]:
         preview = message_preview(row, PREVIEW_CHARS)
         items.append({"id": row.id, "parent_id": row.parent_id, "role": row.role, "status": row.status,
                       "model_id": row.model_id, "created_at": iso(row.created_at), "preview": preview})
-    return {"items": items, "active_leaf_id": history.active_leaf(chat)}
+    return {"items": items, "active_leaf_id": history.active_leaf(chat), "truncated": more,
+            "next_cursor": str(items[-1]["id"]) if more else None}
+
+
+def _tree_cursor() -> int:
+    """Where a page of the tree starts: after the message id a `next_cursor` named (0: the start)."""
+    value = request.args.get("cursor", "")
+    if not value:
+        return 0
+    if not (value.isascii() and value.isdigit()) or len(value) > 18:
+        raise invalid({"cursor": "This cursor is not one this server gave out. Start again without a cursor."})
+    return int(value)
 
 
 @bp.get("/api/chats/<chat_id>/usage")

@@ -15,7 +15,7 @@ from collections import defaultdict
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
-from peewee import ForeignKeyField
+from peewee import ForeignKeyField, fn
 
 from backend.store import lines
 from backend.store.db import db, now
@@ -224,12 +224,16 @@ def versions(rows: list[Message]) -> dict[int, dict]:
     return out
 
 
-def tree(chat_id: str) -> list[Message]:
-    """Every message of the chat that is in the tree, in id order."""
-    return list(Message.select(Message.id, Message.parent_id, Message.role, Message.status, Message.model_id,
-                               Message.created_at, Message.content, Message.content_parts)
-                .where((Message.chat == chat_id) & Message.deleted_at.is_null() & (Message.status != "queued"))
-                .order_by(Message.id))
+def tree(chat_id: str, after: int = 0, limit: int | None = None, text_chars: int | None = None) -> list[Message]:
+    """The chat's messages that are in the tree, in id order: those after id `after`, at most
+    `limit`; `text_chars`: only that much of each one's text is read (a preview's worth)."""
+    text = Message.content if text_chars is None else fn.substr(Message.content, 1, text_chars).alias("content")
+    query = (Message.select(Message.id, Message.parent_id, Message.role, Message.status, Message.model_id,
+                            Message.created_at, text, Message.content_parts)
+             .where((Message.chat == chat_id) & Message.deleted_at.is_null() & (Message.status != "queued")
+                    & (Message.id > after))
+             .order_by(Message.id))
+    return list(query if limit is None else query.limit(limit))
 
 
 # --- writing ----------------------------------------------------------------------------
@@ -329,11 +333,19 @@ def save(message_id: int, **fields) -> None:
     Message.update(**fields).where(Message.id == message_id).execute()
 
 
-def save_partial(message_id: int, content: str, reasoning: str) -> None:
-    """Text streamed so far; only while the row still streams, so a late flush never undoes its final form."""
+def save_partial(message_id: int, content: str, reasoning: str, sources: list | None = None,
+                 sources_from: int | None = None) -> bool:
+    """Text streamed so far, and the turn's `sources` when given (taken off `sources_from`, the row
+    that held them); only while the row still streams, so a late flush never undoes its final form.
+    Whether it was written."""
+    fields = {"content": content, "reasoning_content": reasoning}
+    if sources is not None:
+        fields["citation_sources"] = sources
     with db.atomic():
-        (Message.update(content=content, reasoning_content=reasoning)
-         .where((Message.id == message_id) & (Message.status == "streaming")).execute())
+        n = Message.update(**fields).where((Message.id == message_id) & (Message.status == "streaming")).execute()
+        if n and sources is not None and sources_from is not None and sources_from != message_id:
+            Message.update(citation_sources=None).where(Message.id == sources_from).execute()
+    return bool(n)
 
 
 def end_streaming(message_id: int, **fields) -> None:
@@ -410,6 +422,16 @@ def link_in_order(chat_id: str | None = None) -> None:
     with db.atomic():
         for sql, args in link_in_order_sql(chat_id):
             db.execute_sql(sql, args)
+
+
+def tool_rows(chat_id: str) -> list[tuple[str, Any, str | None, bool]]:
+    """(role, tool_calls, tool_call_id, tool_error) of each message of the active branch, root
+    first: its tool calls and results without their text."""
+    leaf = active_leaf(chat_id)
+    if leaf is None:
+        return []
+    rows, _ = lines.up(leaf, NO_LIMIT, "role, tool_calls_json, tool_call_id, tool_error")
+    return [(role, _json(calls), call_id, bool(error)) for role, calls, call_id, error in reversed(rows)]
 
 
 def plans_on_branch(chat_id: str) -> list[tuple[int, dict]]:

@@ -8,18 +8,22 @@ the previous one, so one checkpoint always covers the branch from its start.
 from __future__ import annotations
 
 import logging
+import os
+import threading
 from dataclasses import dataclass
 
 from backend.core import tokens
 from backend.core.cancel import CancelToken
 from backend.core.errors import Explained, ProviderError
 from backend.core.history import turns_of
+from backend.core.text import inert_tags
 from backend.core.types import Message, ModelRequest
 from backend.store import compactions, history
 from backend.store.compactions import Checkpoint
 from backend.store.models import Chat, ModelEntry, Setting
 from backend.store.serialize import attachment_ids, files_by_id
-from backend.turns.context import HistoryRow, Plan, limits_of, plan_request, provider_config, usable
+from backend.turns.context import (HistoryRow, Plan, limits_of, plan_request, provider_config, quoted_summary,
+                                   usable)
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +53,34 @@ class NothingToCompact(Exception):
 
 class CompactionFailed(Explained):
     """No summary could be made; `message` says why and that nothing changed."""
+
+
+class SummaryTimedOut(CompactionFailed):
+    """The summary model did not finish within SUMMARY_SECONDS."""
+
+
+class SummaryStopped(CompactionFailed):
+    """Stop, or Numi quitting, ended the summary request (`reason`: the cancel token's)."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def _seconds_from_env(name: str, default: float) -> float:
+    raw = os.environ.get(name, "")
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        log.warning("%s=%r is not a positive number of seconds; using %g", name, raw, default)
+        return default
+    return value
+
+
+# However slowly a provider trickles, a summary request ends after this long (read at start).
+SUMMARY_SECONDS = _seconds_from_env("NUMI_SUMMARY_SECONDS", 120.0)
 
 
 @dataclass(frozen=True)
@@ -126,11 +158,13 @@ def _summary_request(chat: Chat, model: ModelEntry, keys, previous: Checkpoint |
     unseen = len(rows) - len(lines)
     parts = []
     if previous:
-        parts.append(f"The summary so far:\n<summary>\n{previous.summary}\n</summary>")
+        parts.append(f"The summary so far:\n{quoted_summary(previous.summary)}")
     if unseen > 0:
         parts.append(f"({unseen} older messages{' since that summary' if previous else ''} are not shown.)")
+    # A message that wrote </transcript> would end the material to summarize early.
+    transcript = inert_tags("\n\n".join(lines), "transcript", "summary")
     parts.append("The conversation" + (" since then" if previous else "") + ":\n<transcript>\n"
-                 + "\n\n".join(lines) + "\n</transcript>")
+                 + transcript + "\n</transcript>")
     parts.append("Write the updated summary of the whole conversation so far." if previous
                  else "Write the summary of this conversation.")
     return ModelRequest(provider=provider_config(model.provider, keys), wire_api=model.wire_api,
@@ -154,14 +188,28 @@ def _transcript_line(row: HistoryRow, names: dict[str, str]) -> str:
 
 
 def summarize(request: ModelRequest, cancel: CancelToken | None = None) -> str:
-    """The summary text; CompactionFailed with a sentence when there is none."""
+    """The summary text; CompactionFailed with a sentence when there is none (SummaryTimedOut
+    past SUMMARY_SECONDS, SummaryStopped when `cancel` ended it)."""
     from backend.providers import complete_text
+    ends = CancelToken()  # `cancel` or the time cap, whichever comes first
+    unhook = cancel.on_cancel(lambda: ends.cancel(cancel.reason)) if cancel is not None else (lambda: None)
+    timer = threading.Timer(SUMMARY_SECONDS, lambda: ends.cancel("time"))
+    timer.daemon = True
+    timer.start()
     try:
-        text = complete_text(request, cancel).strip()
+        text = complete_text(request, ends).strip()
     except ProviderError as exc:
-        raise CompactionFailed(exc.message) from exc
-    if cancel is not None and cancel.is_set():
-        raise CompactionFailed("the turn was stopped")
+        if not ends.is_set():
+            raise CompactionFailed(exc.message) from exc
+        text = ""  # a stream closed under it may fail on the way out: the cancel says why it ended
+    finally:
+        timer.cancel()
+        unhook()
+    if ends.is_set():
+        if ends.reason == "time":
+            raise SummaryTimedOut(f"{request.provider.name} did not finish the summary within "
+                                  f"{SUMMARY_SECONDS:g} seconds")
+        raise SummaryStopped("the summary was stopped", ends.reason)
     if not text:
         raise CompactionFailed(f"{request.provider.name} sent an empty summary")
     return text[:SUMMARY_MAX_CHARS]

@@ -3,7 +3,9 @@
 Turns run on worker threads owned by the process; sockets only subscribe to a
 chat's hub. One worker per busy chat runs its turn, then the queued messages
 in order, then exits. Commands come from any socket and answer at once; the
-slow work happens on the worker. What a command does (start, queue, refuse)
+slow work happens on the worker. "Summarize now" is a command of its chat too:
+it runs on the request that asked for it, messages sent meanwhile queue behind
+it, and Stop or quitting cancels it. What a command does (start, queue, refuse)
 is decided by queue_rules.py; this module holds the lock, runs the threads,
 saves through backend/store/history.py and publishes.
 """
@@ -15,8 +17,10 @@ import os
 import secrets
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, TypeVar
 
 from backend.core import agent
+from backend.core.cancel import CancelToken
 from backend.core.tools import ToolRegistry
 from backend.store import history
 from backend.store.db import db, now
@@ -33,6 +37,7 @@ from backend.turns.title import maybe_title
 from backend.turns.toolset import Toolsets
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 FLUSH_INTERVAL = 0.5  # partial text reaches the disk at least this often (the contract: once a second)
 PREVIEW_CHARS = 120
 TRIM_EVERY = 60  # flush ticks (30 s) between sweeps that drop expired turns' event logs
@@ -56,6 +61,8 @@ class _ChatState:
         self.turn: Turn | None = None
         self.thread: threading.Thread | None = None
         self.rules = ChatQueue()  # running or not, and the queue: changed under the registry's lock
+        self.summary: CancelToken | None = None  # the running "Summarize now", while one runs
+        self.summary_done: threading.Event | None = None
 
 
 def limits_from_env() -> agent.Limits:
@@ -108,18 +115,25 @@ class TurnRegistry:
         with self._lock:
             self._closing = True
             states = list(self._chats.values())
-        threads = []
+        threads, summaries = [], []
         for state in states:
             if state.turn is not None:
                 state.turn.cancel.cancel("shutdown")
             if state.thread is not None:
                 threads.append(state.thread)
+            summary, done = state.summary, state.summary_done
+            if summary is not None and done is not None:
+                summary.cancel("shutdown")
+                summaries.append(done)
         deadline = threading.Event()
         timer = threading.Timer(timeout, deadline.set)
         timer.start()
         for thread in threads:
             while thread.is_alive() and not deadline.is_set():
                 thread.join(0.1)
+        for done in summaries:
+            while not done.wait(0.1) and not deadline.is_set():
+                pass
         timer.cancel()
         self._stopped.set()
         if self._flusher.is_alive():
@@ -228,7 +242,9 @@ class TurnRegistry:
                 row = history.enqueue(chat_id, **fields) if queued else history.append_to_branch(chat_id, **fields)
                 Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()
             steer = queued and decision.steer
-            state.hub.publish("accepted", state.turn.id if queued else None, request_id=request_id,
+            # Queued behind a summary there is no turn yet.
+            turn_id = state.turn.id if queued and state.turn is not None else None
+            state.hub.publish("accepted", turn_id, request_id=request_id,
                               message_id=row.id, queued=queued, attachments=files, steer=steer)
             if queued:
                 state.rules.enqueue(row.id, steer)
@@ -240,25 +256,62 @@ class TurnRegistry:
                     "duplicate": False}
 
     def stop(self, chat_id: str, clear_queue: bool = False) -> bool:
+        """Stop the chat's turn, or the summary being written; False when neither runs."""
         state = self._state(chat_id)
         with self._lock:
             dropped = state.rules.clear() if clear_queue else []
             if dropped:
                 history.discard_queued(dropped)
                 self._publish_queue(chat_id)
-            turn = state.turn
+            turn, summary = state.turn, state.summary
+        if summary is not None:
+            summary.cancel("stopped")
         if turn is None:
-            return False
+            return summary is not None
         turn.cancel.cancel()
         return True
 
     def stop_chat(self, chat_id: str, wait: float = 0.0) -> bool:
-        """Stop the chat's turn and drop its queue; True once no turn runs (waiting up to `wait` s)."""
+        """Stop the chat's turn or summary and drop its queue; True once neither runs (waiting up to `wait` s)."""
         self.stop(chat_id, clear_queue=True)
-        thread = self._state(chat_id).thread
+        state = self._state(chat_id)
+        thread, done = state.thread, state.summary_done
+        if done is not None and wait > 0:
+            done.wait(wait)
         if thread is not None and wait > 0:
             thread.join(wait)
-        return self._state(chat_id).turn is None
+        return state.turn is None and state.summary is None
+
+    def is_summarizing(self, chat_id: str) -> bool:
+        """Whether a "Summarize now" runs in the chat; lock-free like is_running."""
+        state = self._chats.get(chat_id)
+        return state is not None and state.summary is not None
+
+    def summarize(self, chat_id: str, work: Callable[[CancelToken], T]) -> T:
+        """Run `work` (a "Summarize now", given its cancel token) as the chat's one command:
+        refused while a turn or another summary runs there or Numi quits; messages sent
+        meanwhile queue, and the first of them starts its turn when it ends. Other chats'
+        summaries run beside it."""
+        state = self._state(chat_id)
+        with self._lock:
+            _refuse(state.rules.summarize(self._closing))
+            state.rules.start_summary()
+            token = state.summary = CancelToken()
+            done = state.summary_done = threading.Event()
+        try:
+            return work(token)
+        finally:
+            try:
+                with self._lock:
+                    state.summary = state.summary_done = None
+                    following = state.rules.summary_ended(self._closing)
+                    if isinstance(following, Start):
+                        # As after a turn: the queued message joins the branch as its turn starts.
+                        attached = history.attach(chat_id, following.message_id)
+                        self._start(state, chat_id, attached.id if attached else None)
+                        self._publish_queue(chat_id)
+            finally:
+                done.set()
 
     def edit(self, chat_id: str, message_id: int, content: str, request_id: str | None = None) -> None:
         """A new version of a user message, a sibling of it, answered by a new turn (CONTRACT §5)."""

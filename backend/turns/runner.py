@@ -27,6 +27,7 @@ from backend.turns import approvals, compaction, metrics, next_request, plans, q
 from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.progress import Progress
+from backend.turns.saved_sources import SavedSources
 from backend.turns.services import TurnServices
 from backend.turns.sources import TurnSources
 
@@ -36,10 +37,12 @@ CRASHED = agent.Outcome("failed", "internal", "Something went wrong inside Numi 
 
 
 class Partial:
-    """The streaming assistant row's text, flushed to the database by the registry's flusher."""
+    """The streaming assistant row's text, flushed to the database by the registry's flusher,
+    with the turn's sources (`saved`) in the same commits."""
 
-    def __init__(self, row_id: int, content: str = "", reasoning: str = ""):
+    def __init__(self, row_id: int, saved: SavedSources, content: str = "", reasoning: str = ""):
         self.row_id = row_id
+        self.saved = saved
         self.lock = threading.Lock()
         self.content = [content] if content else []
         self.reasoning = [reasoning] if reasoning else []
@@ -60,7 +63,7 @@ class Partial:
                 return
             self.dirty = False
             content, reasoning = "".join(self.content), "".join(self.reasoning)
-        history.save_partial(self.row_id, content, reasoning)
+        self.saved.flush_partial(self.row_id, content, reasoning)
 
 
 class Turn:
@@ -90,7 +93,7 @@ class Turn:
         self.questions = questions.Questions(self.publish, lambda: services.chat_changed(chat_id))
         self.progress = Progress(self.publish)
         self.sources = TurnSources(self.publish)
-        self._sources_saved = False  # the turn's sources are on a saved reply
+        self.saved_sources = SavedSources(self.sources)
         self._diffs: dict[str, str] = {}  # call id -> what the running call changes, for its end and result
 
     def publish(self, type_: str, **fields) -> dict:
@@ -130,6 +133,7 @@ class Turn:
             # The reply's text already cites its sources: their numbers go on from there.
             saved = history.by_ids([self.continue_message_id])[self.continue_message_id].citation_sources
             self.sources = TurnSources(self.publish, saved)
+            self.saved_sources = SavedSources(self.sources, self.continue_message_id)
         self.sources.bind(self.tools)
         self.model_id = model.id
         plan = compaction.make_room(chat, model, self.services.keys, tools=self.tools.specs(),
@@ -205,11 +209,8 @@ class Turn:
     def _keep_sources(self) -> None:
         """A turn that ended before a final reply (stopped while a tool ran, a limit) keeps its
         sources on its last reply, so what its tools found is not lost."""
-        sources = self.sources.all()
-        if sources and not self._sources_saved and self.last_message_id is not None:
-            with db.atomic():
-                history.save(self.last_message_id, citation_sources=sources)
-            self._sources_saved = True
+        if self.last_message_id is not None:
+            self.saved_sources.keep_on(self.last_message_id)
 
     def _save_error(self, outcome: agent.Outcome) -> None:
         """The error on the turn's last message; a row the turn left `streaming` gets its end too.
@@ -313,7 +314,7 @@ class Turn:
         return self.partial
 
     def _open_partial(self, row_id: int, content: str = "", reasoning: str = "") -> None:
-        self.partial = Partial(row_id, content, reasoning)
+        self.partial = Partial(row_id, self.saved_sources, content, reasoning)
         self.last_message_id = row_id
 
     def _save_assistant(self, ev: agent.AssistantDone) -> None:
@@ -330,13 +331,9 @@ class Turn:
             # while a tool runs or an approval waits leaves it `interrupted`, with Continue.
             status = "streaming"
             self._awaiting_results = (partial.row_id, {c["id"] for c in calls})
-        sources = self.sources.all() if ev.final else []
-        with db.atomic():
-            history.save(partial.row_id, content=content, reasoning_content=reasoning,
-                         reasoning_details=list(message.reasoning_details) or None,
-                         tool_calls=calls or None, status=status, model_id=self.model_id, usage=usage,
-                         **({"citation_sources": sources} if sources else {}))
-        self._sources_saved = self._sources_saved or bool(sources)
+        self.saved_sources.save(partial.row_id, dict(
+            content=content, reasoning_content=reasoning, reasoning_details=list(message.reasoning_details) or None,
+            tool_calls=calls or None, status=status, model_id=self.model_id, usage=usage), with_sources=ev.final)
         if ev.final and ev.status == "complete":
             self.final_message_id = partial.row_id
         self.publish("message_saved", message_id=partial.row_id, role="assistant")
