@@ -1,7 +1,8 @@
 """A fake web for research turns: the fake SearXNG (tests/fakesearch.py) and the pages it finds.
 
 Each query finds the next `per_query` of `pages` (name -> HTML), served at
-`/page/<name>`. The time spent working out answers is added up (`busy_s`, overlaps
+`/page/<name>`, on this computer: a test lets research read them as a person would, by
+listing the fake's origin under Settings → Web fetch (`trust_local`). The time spent working out answers is added up (`busy_s`, overlaps
 counted once), so a benchmark can tell Numi's own time from the fake's. `hold()` makes searches
 wait (each signals `waiting`) until `release()`, then answer: a search still
 running when Stop or a limit comes.
@@ -27,6 +28,9 @@ class FakeWeb(FakeSearch):
         super().__init__("searxng")
         self.pages = dict(pages or {})
         self.per_query = per_query
+        # Results given outright, (title, url, snippet): query i finds the i-th `per_query` of them.
+        self.targets: list[tuple[str, str, str]] | None = None
+        self.redirects: dict[str, str] = {}  # path -> where it redirects to
         self.queries: list[str] = []
         self.fetched: list[str] = []
         self.busy_s = 0.0
@@ -65,6 +69,10 @@ class FakeWeb(FakeSearch):
                     self.busy_s += time.perf_counter() - self._busy_since
 
     def _web(self, seen: Seen):
+        if seen.path in self.redirects:
+            with self._lock:
+                self.fetched.append(seen.path)
+            return 302, "", {"Location": self.redirects[seen.path]}
         if seen.path.startswith("/page/") and seen.path[6:] in self.pages:
             with self._lock:
                 self.fetched.append(seen.path[6:])
@@ -78,6 +86,8 @@ class FakeWeb(FakeSearch):
             start = (len(self.queries) - 1) * self.per_query
             chosen = [names[(start + i) % len(names)] for i in range(min(self.per_query, len(names)))]
             self.results = [(f"Page {n}", self.page_url(n), f"Snippet of page {n} for {query}") for n in chosen]
+            if self.targets is not None:
+                self.results = self.targets[start:start + self.per_query]
             answer = super()._own(seen)
         if not self._gate.is_set():
             self.waiting.release()
@@ -88,4 +98,10 @@ class FakeWeb(FakeSearch):
 def use_searxng(api, url: str) -> None:
     """Point the server's web search at a SearXNG instance, as Settings → Web search does."""
     r = api.patch("/api/settings", {"web_search": {"backend": "searxng", "url": url}})
+    assert r.status == 200, r
+
+
+def trust_local(api, *origins: str) -> None:
+    """Let fetches read these sites on this computer, as Settings → Web fetch does."""
+    r = api.patch("/api/settings", {"web_fetch": {"allow_private": list(origins)}})
     assert r.status == 200, r

@@ -12,7 +12,7 @@ import pytest
 
 from backend.tools.web_search import QUOTE_NOTE
 from tests.fakeprovider import script as S
-from tests.research_fakes import INJECTION, FakeWeb, page_html, use_searxng
+from tests.research_fakes import INJECTION, FakeWeb, page_html, trust_local, use_searxng
 
 PLAN = json.dumps(["first query", "second query"])
 REPORT = "Numi is a chat app [1]. It keeps history locally [2]."
@@ -28,6 +28,7 @@ def web():
 @pytest.fixture
 def rsetup(setup, web):
     use_searxng(setup.api, web.url)
+    trust_local(setup.api, web.url)
     return setup
 
 
@@ -235,6 +236,7 @@ def test_pages_are_read_side_by_side_and_reported_in_rank_order(setup):
     web = SlowFirstPage({str(i): page_html(str(i), f"<p>Fact number {i}.</p>") for i in range(1, 7)})
     try:
         use_searxng(setup.api, web.url)
+        trust_local(setup.api, web.url)
         setup.fake.enqueue([S.text(PLAN)], [S.text(REPORT)])
         sock = setup.socket(setup.chat(title="r"))
         research(sock)

@@ -1,4 +1,8 @@
-"""web_fetch against a real HTTP server on 127.0.0.1: text extraction, caps, redirects, errors, Stop."""
+"""web_fetch against a real HTTP server on 127.0.0.1: text extraction, caps, redirects, errors, Stop.
+
+The test sites are on this computer, which web_fetch reads only where the person allowed it:
+their origins are in TRUSTED, as Settings → Web fetch would list them (tests/test_fetch_private.py
+covers the refusals)."""
 import contextlib
 import datetime
 import gzip
@@ -18,6 +22,7 @@ from backend.core.tools import execute
 from backend.core.types import ToolCall
 from backend.tools import fetch as fetch_module
 from backend.tools.fetch import fetch_tool
+from backend.tools.fetch_guard import origin
 from backend.tools.html_text import decode, html_to_text, sniff_charset
 
 PAGE = b"""<!doctype html>
@@ -39,6 +44,7 @@ PAGE = b"""<!doctype html>
 </body></html>"""
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+TRUSTED: set[str] = set()  # the local origins the person allowed
 HUGE_BYTES = 50 * 1024 * 1024
 
 
@@ -149,6 +155,7 @@ ROUTES = {
 @pytest.fixture(scope="module")
 def site():
     with _serving() as (port, state):
+        TRUSTED.add(origin(f"http://127.0.0.1:{port}"))
         yield f"http://127.0.0.1:{port}", state
 
 
@@ -202,6 +209,7 @@ def tls_site(tmp_path_factory):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
     with _serving(context) as (port, _):
+        TRUSTED.add(origin(f"https://127.0.0.1:{port}"))
         yield f"https://127.0.0.1:{port}", cert.decode("ascii")
 
 
@@ -212,8 +220,12 @@ def no_proxy_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+def trusting_tool(**caps):
+    return fetch_tool(allowed=lambda: TRUSTED, **caps)
+
+
 def run(url, **caps):
-    return fetch_tool(**caps).run({"url": url}, CancelToken())
+    return trusting_tool(**caps).run({"url": url}, CancelToken())
 
 
 def refused(url, **caps) -> str:
@@ -247,7 +259,7 @@ def test_a_missing_url_is_explained(args):
 
 def test_errors_become_results_the_model_reads(site):
     base, _ = site
-    tool = fetch_tool()
+    tool = trusting_tool()
     ok = execute(tool, ToolCall("c1", "web_fetch", json.dumps({"url": base + "/plain.txt"})), CancelToken())
     assert ok.ok and "Just   text" in ok.result.content
     bad = execute(tool, ToolCall("c2", "web_fetch", json.dumps({"url": base + "/missing"})), CancelToken())
@@ -373,7 +385,7 @@ def test_stop_aborts_a_download_promptly(site):
     presser.start()
     started = time.monotonic()
     with pytest.raises(ValueError, match="Stopped: the fetch of .*/slow was cancelled"):
-        fetch_tool(timeout=30).run({"url": base + "/slow"}, cancel)
+        trusting_tool(timeout=30).run({"url": base + "/slow"}, cancel)
     presser.join()
     assert state.slow_started.is_set()
     assert time.monotonic() - started < 3
@@ -385,7 +397,7 @@ def test_stop_before_start_does_not_fetch(site):
     cancel = CancelToken()
     cancel.cancel()
     with pytest.raises(ValueError, match="Stopped"):
-        fetch_tool().run({"url": base + "/plain.txt"}, cancel)
+        trusting_tool().run({"url": base + "/plain.txt"}, cancel)
 
 
 # -- redirects
@@ -415,13 +427,6 @@ def test_redirect_off_http_is_refused(site, path, target):
     assert f"redirected to {target}, which web_fetch does not follow" in message
 
 
-def test_public_page_may_not_redirect_into_a_private_network(site, monkeypatch):
-    base, _ = site
-    answers = iter([False, True])  # the first hop looks public, the next one private
-    monkeypatch.setattr(fetch_module, "_is_private", lambda ip: next(answers))
-    assert "on this computer or a private network" in refused(base + "/hop/1")
-
-
 # -- errors a person can act on
 
 def test_404_names_the_status_and_quotes_the_page(site):
@@ -447,6 +452,7 @@ def test_refused_connection_is_explained():
     with socket.socket() as held:  # bound but not listening: connecting is refused at once
         held.bind(("127.0.0.1", 0))
         port = held.getsockname()[1]
+        TRUSTED.add(origin(f"http://127.0.0.1:{port}"))
         message = refused(f"http://127.0.0.1:{port}/")
     assert message.startswith("Could not reach 127.0.0.1: the connection was refused")
     assert "Check the address or your connection." in message

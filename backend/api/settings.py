@@ -1,7 +1,9 @@
-"""GET/PATCH /api/settings: stored app settings plus the read-only keyring, catalog.toml and shell sandbox
-status; PUT/DELETE /api/settings/web_search/key: the web search backend's key."""
+"""GET/PATCH /api/settings: stored app settings (web_fetch's trusted local origins among them) plus the
+read-only keyring, catalog.toml and shell sandbox status; PUT/DELETE /api/settings/web_search/key: the
+web search backend's key."""
 from __future__ import annotations
 
+import json
 from urllib.parse import urlsplit
 
 from flask import Blueprint
@@ -12,7 +14,7 @@ from backend.runtime import runtime
 from backend.store.db import db
 from backend.store.models import ModelEntry, Setting
 from backend.tools import sandbox
-from backend.turns import compaction, questions, research, search_setting
+from backend.turns import compaction, fetch_setting, questions, research, search_setting
 from backend.turns.toolset import SHELL_NETWORK
 
 bp = Blueprint("settings", __name__)
@@ -20,7 +22,7 @@ bp = Blueprint("settings", __name__)
 # Every setting a client may write, with its value when never set.
 DEFAULTS = {"default_model_id": None, SHELL_NETWORK: False, compaction.SETTING: compaction.DEFAULTS,
             questions.SETTING: questions.DEFAULTS, search_setting.SETTING: search_setting.DEFAULT,
-            research.SETTING: research.DEFAULTS}
+            research.SETTING: research.DEFAULTS, fetch_setting.SETTING: fetch_setting.DEFAULTS}
 READ_ONLY = ("keyring", "catalog", "shell_sandbox")
 
 
@@ -52,6 +54,7 @@ def settings_dict() -> dict:
     data[questions.SETTING] = {"timeout_s": questions.timeout_s()}
     data[search_setting.SETTING] = search_setting.as_json(runtime().keys)
     data[research.SETTING] = vars(research.settings())
+    data[fetch_setting.SETTING] = fetch_setting.stored()
     if data["default_model_id"] and not ModelEntry.get_or_none(ModelEntry.id == data["default_model_id"]):
         data["default_model_id"] = None  # a model removed behind our back (e.g. by hand in the database)
     # Where keys go; without a keyring, why (`cause`, a clause) and what to do (`fix`).
@@ -90,6 +93,7 @@ def patch_settings():
         asking = _questions(fields)
         searching = _web_search(fields)
         researching = _research(fields)
+        fetching = _web_fetch(fields)
         fields.check()
         if model_id is not MISSING:
             set_setting("default_model_id", model_id)
@@ -103,6 +107,8 @@ def patch_settings():
             set_setting(search_setting.SETTING, searching)
         if researching is not MISSING:
             set_setting(research.SETTING, {**vars(research.settings()), **researching})
+        if fetching is not MISSING:
+            set_setting(fetch_setting.SETTING, {**fetch_setting.stored(), **fetching})
     return settings_dict()
 
 
@@ -212,6 +218,36 @@ def _research(fields: Fields):
         values[key] = inner.number(key, low, high, integer=True)
     fields.errors.update(inner.errors)
     return {k: v for k, v in values.items() if v is not MISSING}
+
+
+def _web_fetch(fields: Fields):
+    """The `web_fetch` keys sent (merged into the stored ones), or MISSING."""
+    inner = _section(fields, fetch_setting.SETTING, fetch_setting.DEFAULTS,
+                     'Must be an object like {"allow_private": ["http://127.0.0.1:8123", "http://wiki.lan"]}.')
+    if inner is None:
+        return MISSING
+    values = inner.raw("allow_private", False, True)
+    if values is MISSING:
+        fields.errors.update(inner.errors)
+        return MISSING
+    if values is None:
+        return {"allow_private": []}
+    if not isinstance(values, list) or len(values) > fetch_setting.MAX_ORIGINS:
+        inner.fail("allow_private", f"Must be a list of at most {fetch_setting.MAX_ORIGINS} origins, such as "
+                                    f'["http://127.0.0.1:8123", "http://wiki.lan"].')
+    else:
+        origins, problems = [], []
+        for i, value in enumerate(values, start=1):
+            try:
+                origins.append(fetch_setting.canonical_origin(value))
+            except ValueError as exc:
+                problems.append(f"item {i} ({json.dumps(value, ensure_ascii=False)[:200]}): {exc}")
+        if problems:
+            inner.fail("allow_private", " ".join(problems))
+    fields.errors.update(inner.errors)
+    if inner.errors:
+        return MISSING
+    return {"allow_private": list(dict.fromkeys(origins))}
 
 
 def _section(fields: Fields, setting: str, defaults: dict, example: str) -> Fields | None:

@@ -1,5 +1,10 @@
 """The web_fetch tool: one http(s) page as text, within size, time and redirect caps.
 
+Every hop, the first included, resolves its host itself, refuses an address of the
+person's own network unless they allowed that URL (backend/tools/fetch_guard.py), and
+connects to the address it checked, confirming the peer before a byte is sent: a DNS
+answer that changes between the check and the connection cannot slip through.
+
 The download runs in its own thread so that Stop and the time cap never wait
 on it: a name lookup cannot be interrupted, only abandoned. Stop shuts the
 socket down (closing alone does not wake a read blocked in another thread on
@@ -10,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import http.client
-import ipaddress
 import socket
 import ssl
 import sys
@@ -20,13 +24,18 @@ import urllib.request
 import zlib
 from dataclasses import dataclass, field
 from email.message import Message
-from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
+from typing import Callable, Collection
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from backend.core.tools import Tool
 from backend.core.types import ToolSpec
+from backend.tools import fetch_guard
+from backend.tools.fetch_guard import PrivateAddress
 from backend.tools.html_text import decode, html_to_text, sniff_charset
 
-__all__ = ["MAX_REDIRECTS", "fetch", "fetch_tool"]
+__all__ = ["MAX_REDIRECTS", "NAME", "PrivateAddress", "fetch", "fetch_tool"]
+
+NAME = "web_fetch"
 
 MAX_REDIRECTS = 5
 _CHUNK = 64 * 1024
@@ -36,7 +45,6 @@ _GRACE_S = 1.0  # past the cap, how long the download gets to hand over what it 
 _REDIRECT_CODES = {301, 302, 303, 307, 308}
 _USER_AGENT = "Mozilla/5.0 (compatible; Numi web_fetch)"
 _ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5"
-_SAFE_URL_CHARS = "!#$%&'()*+,/:;=?@[]~"  # kept as written; spaces and non-ASCII are escaped
 
 _HTML_TYPES = {"text/html", "application/xhtml+xml"}
 _TEXT_TYPES = {"application/json", "application/xml", "application/javascript",
@@ -56,10 +64,12 @@ DESCRIPTION = (
     "are cut, with a note saying so.")
 
 
-def fetch_tool(max_bytes: int = 2_000_000, max_chars: int = 50_000, timeout: float = 20.0) -> Tool:
+def fetch_tool(max_bytes: int = 2_000_000, max_chars: int = 50_000, timeout: float = 20.0,
+               allowed: Callable[[], Collection[str]] = frozenset) -> Tool:
     """The web_fetch tool; each call needs the person's approval by default. It changes nothing
-    (a GET), so plan mode offers it, still asking."""
-    spec = ToolSpec(name="web_fetch", description=DESCRIPTION, parameters={
+    (a GET), so plan mode offers it, still asking. `allowed()` gives, at each call, the addresses
+    of the person's own network it may read (see fetch())."""
+    spec = ToolSpec(name=NAME, description=DESCRIPTION, parameters={
         "type": "object",
         "properties": {"url": {"type": "string",
                                "description": "The full http:// or https:// address of the page."}},
@@ -68,16 +78,21 @@ def fetch_tool(max_bytes: int = 2_000_000, max_chars: int = 50_000, timeout: flo
     })
 
     def run(args: dict, cancel) -> str:
-        return fetch(args.get("url"), cancel, max_bytes=max_bytes, max_chars=max_chars, timeout=timeout)
+        return fetch(args.get("url"), cancel, max_bytes=max_bytes, max_chars=max_chars, timeout=timeout,
+                     allowed_private=frozenset(allowed()))
 
     return Tool(spec, run, concurrent=True, needs_approval=True, read_only=True)
 
 
 def fetch(url, cancel=None, *, max_bytes: int = 2_000_000, max_chars: int = 50_000,
-          timeout: float = 20.0) -> str:
-    """The page at url described as text; raises ValueError with a sentence a person can act on."""
+          timeout: float = 20.0, allowed_private: Collection[str] = frozenset()) -> str:
+    """The page at url described as text; raises ValueError with a sentence a person can act on
+    (PrivateAddress when a hop leads into the person's own network).
+
+    allowed_private: exact urls (fetch_guard.exact) and origins (fetch_guard.origin) the person
+    allowed on their own network; any other hop to a non-public address is refused."""
     url = _requested_url(url)
-    job = _Download(url, max_bytes, timeout)
+    job = _Download(url, max_bytes, timeout, frozenset(allowed_private))
     worker = threading.Thread(target=job.run, name="web-fetch", daemon=True)
     unregister = cancel.on_cancel(job.stop) if cancel is not None else (lambda: None)
     try:
@@ -126,8 +141,8 @@ class _Page:
 class _Download:
     """One fetch with its redirects; stop() from any thread aborts it."""
 
-    def __init__(self, url: str, max_bytes: int, timeout: float):
-        self.url, self.max_bytes, self.timeout = url, max_bytes, timeout
+    def __init__(self, url: str, max_bytes: int, timeout: float, allowed: frozenset[str] = frozenset()):
+        self.url, self.max_bytes, self.timeout, self.allowed = url, max_bytes, timeout, allowed
         self.deadline = time.monotonic() + timeout
         self.finished = threading.Event()  # the download ended, or stop() was called
         self.page: _Page | None = None
@@ -149,7 +164,7 @@ class _Download:
     def run(self) -> None:
         try:
             self.page = self._follow()
-        except ValueError as exc:
+        except ValueError as exc:  # PrivateAddress included
             self.error = exc
         except _Stopped:
             pass
@@ -160,18 +175,10 @@ class _Download:
             self.finished.set()
 
     def _follow(self) -> _Page:
-        url, seen, origin_private = self.url, [self.url], None
+        url, seen = self.url, [self.url]
         for hop in range(MAX_REDIRECTS + 1):
             parts = urlsplit(url)
-            proxy = self._connect(parts)
-            private = None if proxy is not None else _is_private(_peer_ip(self._sock))
-            if hop == 0:
-                origin_private = private
-            elif origin_private is False and private:
-                # The person approved a public address; it may not lead into their own network.
-                raise ValueError(f"{seen[0]} redirected to {url}, which is on this computer or a "
-                                 f"private network. web_fetch does not follow a public page there; "
-                                 f"fetch that address directly if it is what you want.")
+            proxy = self._connect(parts, url, None if hop == 0 else seen[0])
             response = self._request(parts, proxy)
             location = response.getheader("Location")
             if response.status not in _REDIRECT_CODES or not location:
@@ -181,7 +188,7 @@ class _Download:
             if scheme not in ("http", "https"):
                 raise ValueError(f"{url} redirected to {target}, which web_fetch does not follow: "
                                  f"only http and https addresses can be fetched.")
-            target = _normalize(target)
+            target = fetch_guard.exact(target)
             if target in seen:
                 raise ValueError(f"{seen[0]} redirects in a loop ({url} -> {target}). "
                                  f"The site is misconfigured; try another address for the page.")
@@ -193,10 +200,29 @@ class _Download:
             url = target
         raise AssertionError("unreachable")  # the last hop either returns or raises
 
-    def _connect(self, parts) -> tuple | None:
-        """Open a connection for the address, through the proxy if one is set; returns that proxy."""
+    def _connect(self, parts, url: str, redirected_from: str | None) -> tuple | None:
+        """Open a connection for the address, through the proxy if one is set; returns that proxy.
+
+        The host is looked up here and every address checked before any connection is tried;
+        directly, the connection goes to a checked address (the name still names the site
+        for Host and TLS) and its peer is checked again before anything is sent."""
         host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        trusted = fetch_guard.allows(self.allowed, url)
+        if fetch_guard.local_name(host) and not trusted:
+            raise fetch_guard.refusal(url, host, redirected_from)
         proxy = _proxy_for(parts.scheme, host)
+        try:
+            addresses = fetch_guard.resolve(host, port)
+        except (OSError, UnicodeError) as exc:
+            if proxy is None:
+                raise self._failure(exc, host, port, connecting=True) from None
+            addresses = []  # the proxy looks the name up: nothing here says it is private
+        if not trusted:
+            private = next((a[4][0] for a in addresses if not fetch_guard.is_public(a[4][0])), None)
+            if private is not None:
+                raise fetch_guard.refusal(url, private, redirected_from)
+        if proxy is not None and any(fetch_guard.is_loopback(a[4][0]) for a in addresses):
+            proxy = None  # this computer is never reached through a proxy
         try:
             wait = self._time_left()
         except TimeoutError as exc:
@@ -204,6 +230,7 @@ class _Download:
         if proxy is None:
             conn = (http.client.HTTPSConnection(host, port, timeout=wait, context=_ssl_context())
                     if parts.scheme == "https" else http.client.HTTPConnection(host, port, timeout=wait))
+            conn._create_connection = self._pinned(addresses, url, trusted, redirected_from)
             where = host
         else:
             proxy_host, proxy_port, auth = proxy
@@ -220,6 +247,8 @@ class _Download:
             self._conn = conn
         try:
             conn.connect()
+        except (PrivateAddress, _Stopped):
+            raise
         except Exception as exc:
             raise self._failure(exc, where, port, connecting=True) from None
         with self._lock:
@@ -229,6 +258,34 @@ class _Download:
             if self._stopped:
                 raise _Stopped
         return proxy
+
+    def _pinned(self, addresses: list[tuple], url: str, trusted: bool, redirected_from: str | None):
+        """http.client's connect function, going only to the checked addresses, in order."""
+        def connect(_address, timeout, source_address=None) -> socket.socket:
+            error: Exception = OSError(f"no address to connect to for {url}")
+            for family, kind, proto, _, sockaddr in addresses:
+                if self._was_stopped():
+                    raise _Stopped
+                sock = socket.socket(family, kind, proto)
+                try:
+                    sock.settimeout(timeout)
+                    if source_address:
+                        sock.bind(source_address)
+                    with self._lock:
+                        self._sock = sock  # Stop can cut a connection attempt short
+                    sock.connect(sockaddr)
+                    peer = _peer_ip(sock)
+                    if peer is None or (not trusted and not fetch_guard.is_public(peer)):
+                        raise fetch_guard.refusal(url, peer or sockaddr[0], redirected_from)
+                    return sock
+                except PrivateAddress:
+                    sock.close()
+                    raise
+                except OSError as exc:
+                    sock.close()
+                    error = exc
+            raise error
+        return connect
 
     def _request(self, parts, proxy: tuple | None) -> http.client.HTTPResponse:
         headers = {"User-Agent": _USER_AGENT, "Accept": _ACCEPT, "Accept-Encoding": "gzip, deflate",
@@ -396,26 +453,7 @@ def _requested_url(value) -> str:
         given = f"{scheme}: addresses" if scheme else f"{url!r} (no scheme)"
         raise ValueError(f"web_fetch fetches only http:// and https:// addresses, not {given}. "
                          f"Give the page's full address, starting with https://.")
-    return _normalize(url)
-
-
-def _normalize(url: str) -> str:
-    """An http(s) url with an ASCII host and escaped path, without its #fragment."""
-    parts = urlsplit(url)
-    if not parts.hostname:
-        raise ValueError(f"The address {url} has no host name. "
-                         f"Give a full address like https://example.com/page.")
-    try:
-        port = parts.port
-        host = parts.hostname.encode("idna").decode("ascii") if not parts.hostname.isascii() \
-            else parts.hostname
-    except (ValueError, UnicodeError):
-        raise ValueError(f"The address {url} has an invalid host name or port.") from None
-    netloc = f"[{host}]" if ":" in host else host
-    if port is not None:
-        netloc += f":{port}"
-    return urlunsplit((parts.scheme.lower(), netloc, quote(parts.path or "/", safe=_SAFE_URL_CHARS),
-                       quote(parts.query, safe=_SAFE_URL_CHARS), ""))
+    return fetch_guard.exact(url)
 
 
 def _proxy_for(scheme: str, host: str) -> tuple[str, int, dict] | None:
@@ -445,20 +483,6 @@ def _peer_ip(sock: socket.socket | None) -> str | None:
         return sock.getpeername()[0] if sock is not None else None
     except OSError:
         return None
-
-
-def _is_private(ip: str | None) -> bool | None:
-    """Whether an address is this computer or a private network; None when unknown."""
-    if not ip:
-        return None
-    try:
-        addr = ipaddress.ip_address(ip.split("%")[0])
-    except ValueError:
-        return None
-    if addr.version == 6 and addr.ipv4_mapped:
-        addr = addr.ipv4_mapped
-    return (addr.is_private or addr.is_loopback or addr.is_link_local or addr.is_reserved
-            or addr.is_unspecified)
 
 
 _ssl_lock = threading.Lock()

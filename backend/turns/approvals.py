@@ -7,7 +7,9 @@ every chat; a tool with none follows its own default, which the chat's mode may 
 A standing rule is what "allow always" leaves behind. For most tools it covers the
 tool; for a command-running tool it covers one exact command line, and only one that
 cannot smuggle a second command in (backend/tools/command_rules.py) — anything else
-asks every time.
+asks every time; for `web_fetch` it covers one origin (scheme, host and port). A fetch
+into the person's own network asks whatever the rules say (backend/turns/runner.py), so
+no rule ever covers one.
 
 Where no sandbox can confine the shell (backend/tools/sandbox.py), a command could read
 everything the person can, Numi's secrets included: then the shell asks before every
@@ -21,8 +23,9 @@ import json
 from backend.core.types import ToolCall
 from backend.store.db import db
 from backend.store.models import Setting
-from backend.tools import sandbox
+from backend.tools import fetch_guard, sandbox
 from backend.tools.command_rules import rule_matches, standing_rule_allowed, trimmed
+from backend.tools.fetch import NAME as FETCH
 from backend.turns import modes
 from backend.turns.toolset import shell_network
 
@@ -75,6 +78,11 @@ def set_policy(chat_id: str | None, tool: str, policy: str | None) -> None:
         _put(key, current)
 
 
+def set_policy_of(chat_id: str, tool: str) -> str | None:
+    """The policy the person set for the tool, in the chat or as the default; None when neither."""
+    return policies(chat_id).get(tool) or policies(None).get(tool)
+
+
 def policy_for(chat_id: str, tool: str, needs_approval: bool, mode: str = modes.DEFAULT) -> str:
     policy = (policies(chat_id).get(tool) or policies(None).get(tool)
               or modes.own_policy(mode, tool, needs_approval, shell_network))
@@ -116,10 +124,22 @@ def _arguments(call: ToolCall) -> dict:
     return args if isinstance(args, dict) else {}
 
 
+def _fetch_origin(url) -> str | None:
+    try:
+        return fetch_guard.origin(url.strip()) if isinstance(url, str) else None
+    except ValueError:
+        return None
+
+
 def rule_for(call: ToolCall) -> dict | None:
     """The standing rule "allow always" may store for this call, or None when it must ask each time."""
     if unconfined(call.name):
         return None
+    if call.name == FETCH:
+        # One site, never the whole web: a later call elsewhere asks again. Research's reads of
+        # many pages at once (`urls`) leave no rule.
+        site = _fetch_origin(_arguments(call).get("url"))
+        return {"tool": FETCH, "origin": site} if site else None
     field = EXACT_RULES.get(call.name)
     if field is None:
         return {"tool": call.name}
@@ -134,10 +154,25 @@ def rules(chat_id: str) -> list[dict]:
     return [{"tool": r} if isinstance(r, str) else dict(r) for r in _setting(_rules_key(chat_id), [])]
 
 
+def _fetch_covered(chat_id: str, call: ToolCall) -> bool:
+    """Whether rules cover every page the call reads: `url`, or research's `urls`. A rule stored
+    without an origin (before rules were per site) covers every public page."""
+    args = _arguments(call)
+    urls = args.get("urls") if "urls" in args else [args.get("url")]
+    if not isinstance(urls, list) or not urls:
+        return False
+    sites = {r.get("origin") for r in rules(chat_id) if r.get("tool") == FETCH}
+    if None in sites:
+        return True
+    return all(_fetch_origin(url) in sites for url in urls)
+
+
 def covered(chat_id: str, call: ToolCall) -> bool:
     """Whether a standing rule of the chat allows this exact call."""
     if unconfined(call.name):
         return False
+    if call.name == FETCH:
+        return _fetch_covered(chat_id, call)
     field = EXACT_RULES.get(call.name)
     value = _arguments(call).get(field) if field else None
     for rule in rules(chat_id):

@@ -74,6 +74,16 @@ class ResearchState(TypedDict):
     notice: NotRequired[str]
 
 
+class Outbound(TypedDict):
+    sends: str  # what the call would send off this computer
+    reason: str  # why it asks: what the conversation read, where the text goes
+
+
+class LocalAddress(TypedDict):
+    url: str  # the address on this computer or the person's network that the call would read
+    reason: str  # why it asks
+
+
 class Versions(TypedDict):
     index: int
     count: int
@@ -123,7 +133,8 @@ CHAT_EVENTS = _table(
     Event("tool_start", {"call_id": str, "name": str, "arguments": str, "message_id": int | None}, turn_id=TURN),
     Event("approval_required", {"approval_id": str, "call_id": str, "name": str, "arguments": str,
                                 "can_always": bool},
-          {"changed": bool, "description": str, "diff": str}, turn_id=TURN),
+          {"changed": bool, "description": str, "diff": str, "outbound": Outbound,
+           "local": LocalAddress}, turn_id=TURN),
     Event("tool_end", {"call_id": str, "name": str, "ok": bool, "output": str, "duration_ms": int},
           {"diff": str}, turn_id=TURN),
     Event("message_saved", {"message_id": int, "role": str}, turn_id=TURN,

@@ -6,6 +6,11 @@ text, and one streamed request writes the report from those pages, given as
 quoted, untrusted data. The report is the turn's assistant message, so Stop,
 the partial saves and Continue work as for any reply. Progress goes out as
 `research_progress` events (docs/PROTOCOL.md "Research").
+
+The searches and the page reads go through `approve` as a `web_search` and a `web_fetch`
+call (`{"queries"}`, `{"urls"}`), so the person's policies for those tools apply; a
+result on the person's own network is read only when they typed it or trust its
+origin (Settings → Web fetch), the same check every fetch makes.
 """
 from __future__ import annotations
 
@@ -22,11 +27,11 @@ from typing import Callable
 from backend.core import agent
 from backend.core.cancel import CancelToken
 from backend.core.errors import ProviderError
-from backend.core.types import Message, ModelRequest
+from backend.core.types import Message, ModelRequest, ToolCall
 from backend.store import history
 from backend.store.models import Setting
-from backend.tools import web_search
-from backend.tools.fetch import fetch
+from backend.tools import fetch_guard, web_search
+from backend.tools.fetch import NAME as FETCH, PrivateAddress, fetch
 from backend.turns import search_setting
 from backend.turns.sources import TurnSources, page_parts
 
@@ -95,8 +100,19 @@ class Research:
     """One research turn's gathering; `run` returns the turn's outcome."""
 
     def __init__(self, publish: Callable[..., object], cancel: CancelToken, keys, sources: TurnSources,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 policy: Callable[[str], str | None] = lambda tool: None,
+                 approve: Callable[[ToolCall], agent.Decision] = lambda call: agent.Decision("allow"),
+                 allowed: frozenset[str] = frozenset()):
+        """policy: the policy the person set for a tool (None when none is set: asking for research
+        is the go-ahead); approve: decides a call as that policy and the standing rules say, asking
+        the person if need be; allowed: the private addresses the person allowed (fetch_guard's
+        exact urls and origins)."""
         self.publish, self.cancel, self.keys, self.clock = publish, cancel, keys, clock
+        self.policy, self.approve, self.allowed = policy, approve, allowed
+        self.private = 0  # results on the person's own network, left unread
+        self._lock = threading.Lock()  # the readers count into self.private
+        self._timer: threading.Timer | None = None
         self.limits = settings()
         self.sources = sources  # the turn's: numbered as found, announced, saved on the report
         self.started = clock()
@@ -142,21 +158,25 @@ class Research:
         if backend is None:
             return agent.Outcome("failed", "no_search", "Research needs a web search backend. Choose one in "
                                                         "Settings → Web search, then send the question again.")
-        timer = threading.Timer(max(0.0, self.deadline - self.clock()), lambda: self.stop.cancel("time"))
-        timer.daemon = True
-        timer.start()
+        if self.policy(web_search.NAME) == "deny":
+            return agent.Outcome("failed", "research_refused", _turned_off(web_search.NAME, "Nothing was searched")
+                                 + " Allow it there, or send the question without Research.")
+        self._arm()
         notices: list[str] = []
         try:
             self.progress("planning")
             queries = self._plan(request)
             if isinstance(queries, agent.Outcome):
                 return queries
+            queries, refused = self._allowed_queries(queries)
+            if refused is not None:
+                return refused
             self._search(backend, queries, notices)
             self._read(notices)
         except _Stopped:
             pass
         finally:
-            timer.cancel()
+            self._disarm()
         if self.cancel.is_set():
             return agent.Outcome("cancelled", "cancelled", "Stopped while researching; nothing was written yet.")
         timed_out = self.stop.reason == "time" and self.stop.is_set()
@@ -166,10 +186,61 @@ class Research:
             if timed_out:
                 return agent.Outcome("limit", "limit", self._time_sentence() + " Nothing was found in that time; "
                                      "Continue to research again with a fresh allowance.")
-            return agent.Outcome("failed", "no_sources", "The searches found no pages to read. Try the question "
-                                                         "with other words, or check Settings → Web search.")
+            # A backend that failed every search says why (a bad key, an unreadable answer).
+            why = "".join(f" {n}" for n in notices)
+            return agent.Outcome("failed", "no_sources", f"The searches found no pages to read.{why} Try the "
+                                                         "question with other words, or check Settings → Web search.")
         self.progress("writing", force=True, notice=" ".join(notices))
         return self._write(request, write)
+
+    # --- the time limit, and asking the person ------------------------------------------------
+
+    def _arm(self) -> None:
+        """Start the gathering's clock for what is left of the limit."""
+        self._timer = threading.Timer(max(0.0, self.deadline - self.clock()), lambda: self.stop.cancel("time"))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _ask(self, name: str, args: dict) -> agent.Decision:
+        """The decision on one step, as a `name` call; time spent waiting for the person is not counted."""
+        if self.policy(name) is None:
+            return agent.Decision("allow")
+        call = ToolCall(id=f"research-{name}", name=name, arguments=json.dumps(args, ensure_ascii=False))
+        self._disarm()
+        waited_from = self.clock()
+        try:
+            return self.approve(call)
+        finally:
+            self.deadline += self.clock() - waited_from
+            self._arm()
+
+    @staticmethod
+    def _edited(decision: agent.Decision, key: str) -> list[str] | None:
+        """The list under `key` in the arguments as the person edited them on the card; None if not edited."""
+        if decision.arguments is None:
+            return None
+        try:
+            value = json.loads(decision.arguments).get(key)
+        except (ValueError, AttributeError):
+            return None
+        return [v for v in value if isinstance(v, str) and v.strip()] if isinstance(value, list) else None
+
+    def _allowed_queries(self, queries: list[str]) -> tuple[list[str], agent.Outcome | None]:
+        """The searches the person's web_search policy lets run (as edited on the card), or the turn's end."""
+        decision = self._ask(web_search.NAME, {"queries": queries[:self.limits.max_searches]})
+        self._check()
+        if decision.kind == "deny":
+            return [], agent.Outcome("failed", "research_refused",
+                                     "You did not allow the searches, so nothing was searched." + _said(decision))
+        edited = self._edited(decision, "queries")
+        if edited is not None:
+            # The edited list is what the person asked for: the plan's extra searches are not added back.
+            return [" ".join(q.split())[:MAX_QUERY_CHARS] for q in edited][:self.limits.max_searches], None
+        return queries, None
 
     def _time_sentence(self) -> str:
         minutes = f"{self.limits.max_minutes:g}"
@@ -245,8 +316,10 @@ class Research:
 
     def _read(self, notices: list[str]) -> None:
         """Read the best candidates, READERS at a time, until max_pages are read or none is left."""
-        candidates = self._best()
+        candidates = self._readable(self._best(), notices)
         if not candidates:
+            if self.private:
+                notices.append(self._private_sentence())
             return
         self.progress("reading")
         waiting, running = deque(candidates), {}
@@ -271,16 +344,59 @@ class Research:
             more = len(waiting)
             notices.append(f"Read {_count(self.limits.max_pages, 'page')}, the limit for one research (Settings → "
                            f"Research); {_count(more, 'more result')} {'was' if more == 1 else 'were'} not opened.")
+        if self.private:
+            notices.append(self._private_sentence())
         # The report lists them in rank order, whichever answered first.
         rank = {source["n"]: i for i, source in enumerate(candidates)}
         self.pages.sort(key=lambda page: rank[page.n])
         self._flush()
 
+    def _readable(self, candidates: list[dict], notices: list[str]) -> list[dict]:
+        """The candidates the person's web_fetch policy lets be read (as edited on the card), without
+        those on their own network that they did not allow (counted in self.private)."""
+        public = []
+        for source in candidates:
+            # Numbers only here, no DNS: a name that resolves privately is refused by the fetch itself.
+            if fetch_guard.needs_consent(source["url"], self.allowed, lookup=False):
+                self.private += 1
+            else:
+                public.append(source)
+        if not public:
+            return []
+        if self.policy(FETCH) == "deny":
+            notices.append(_turned_off(FETCH, "No page was read") + " The report uses the search results' "
+                                                                      "snippets only.")
+            return []
+        decision = self._ask(FETCH, {"urls": [source["url"] for source in public]})
+        self._check()
+        if decision.kind == "deny":
+            notices.append("You did not allow reading the pages, so the report uses the search results' snippets "
+                           "only." + _said(decision))
+            return []
+        edited = self._edited(decision, "urls")
+        if edited is not None:
+            kept = set(edited)  # the person may leave pages out, not add others: those are not results
+            public = [source for source in public if source["url"] in kept]
+        return public
+
+    def _private_sentence(self) -> str:
+        n = self.private
+        return (f"{_count(n, 'result')} {'was' if n == 1 else 'were'} on this computer or a private network and "
+                f"{'was' if n == 1 else 'were'} not read (only {'its' if n == 1 else 'their'} snippet is used). "
+                f"To let research read such a site, type its address in the question or list it under "
+                f"{fetch_guard.SETTINGS_HINT}.")
+
     def _fetch(self, source: dict) -> _Page | None:
         """One candidate page as text; None when it cannot be read (the next candidate goes instead)."""
         try:
             text = fetch(source["url"], self.stop, max_bytes=PAGE_BYTES, max_chars=PAGE_CHARS,
-                         timeout=min(PAGE_TIMEOUT_S, max(1.0, self.deadline - self.clock())))
+                         timeout=min(PAGE_TIMEOUT_S, max(1.0, self.deadline - self.clock())),
+                         allowed_private=self.allowed)
+        except PrivateAddress as exc:
+            with self._lock:
+                self.private += 1
+            log.info("research did not read %s: %s", source["url"], exc)
+            return None
         except ValueError as exc:
             if not self.stop.is_set():
                 log.info("research could not read %s: %s", source["url"], exc)
@@ -338,6 +454,14 @@ def quoted_sources(pages: list[_Page], sources: list[dict]) -> str:
     blocks += [web_search.quoted(s["n"], s.get("url"), f"Title: {s.get('title', '')}\n{s.get('snippet', '')}")
                for s in sources if s["n"] not in read]
     return web_search.QUOTE_NOTE + "\n\n" + "\n\n".join(blocks)
+
+
+def _turned_off(tool: str, what: str) -> str:
+    return f"{what}: {tool} is turned off for this chat in Settings → Approvals."
+
+
+def _said(decision: agent.Decision) -> str:
+    return f' You said: "{decision.reason}"' if decision.reason else ""
 
 
 def _count(n: int, word: str, plural: str | None = None) -> str:

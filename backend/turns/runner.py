@@ -23,9 +23,11 @@ from backend.core.cancel import CancelToken
 from backend.store import history
 from backend.store.db import db, now
 from backend.store.models import Chat, ModelEntry
-from backend.turns import approvals, compaction, metrics, next_request, plans, questions, research
+from backend.tools.fetch import NAME as FETCH
+from backend.turns import approvals, compaction, fetch_setting, metrics, next_request, plans, questions, research
 from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
 from backend.turns.hub import ChatHub
+from backend.turns.outbound import TurnReads, branch_reads
 from backend.turns.progress import Progress
 from backend.turns.saved_sources import SavedSources
 from backend.turns.services import TurnServices
@@ -95,6 +97,9 @@ class Turn:
         self.sources = TurnSources(self.publish)
         self.saved_sources = SavedSources(self.sources)
         self._diffs: dict[str, str] = {}  # call id -> what the running call changes, for its end and result
+        self._fetch_urls: set[str] = set()  # private URLs the person typed or approved: web_fetch may read them
+        # What private content the conversation has read: a call that sends text out then asks.
+        self.reads = TurnReads(lambda: branch_reads(history.tool_rows(chat_id), self.tools.get))
 
     def publish(self, type_: str, **fields) -> dict:
         return self.hub.publish(type_, self.id, **fields)
@@ -129,6 +134,7 @@ class Turn:
         if self.tools.get(questions.NAME) is not None:
             self.tools.add(self.questions.tool())  # the same spec, answered by this turn's questions
         plans.bind(self.tools, self._record_plan)
+        fetch_setting.bind(self.tools, self._fetch_urls)
         if continuing:
             # The reply's text already cites its sources: their numbers go on from there.
             saved = history.by_ids([self.continue_message_id])[self.continue_message_id].citation_sources
@@ -154,7 +160,9 @@ class Turn:
                 self.publish("content", delta=row.content, message_id=row.id)
         if not continuing and research.requested(self.user_message_id):
             # A research turn gathers first; its report is one step without tools (turns/research.py).
-            job = research.Research(self.publish, self.cancel, self.services.keys, self.sources)
+            job = research.Research(self.publish, self.cancel, self.services.keys, self.sources,
+                                    policy=lambda tool: approvals.set_policy_of(self.chat_id, tool),
+                                    approve=self._approve, allowed=fetch_setting.allowed(self.chat_id))
             return job.run(request, lambda req, cancel: self._loop(req, model, cancel, ToolRegistry()).run())
         return self._loop(request, model, self.cancel, self.tools).run()
 
@@ -287,6 +295,7 @@ class Turn:
                                                tool_call_id=result.tool_call_id, tool_error=result.is_error,
                                                status=status, content_parts={"diff": diff} if diff else None)
                 self._result_saved(result.tool_call_id)
+            self.reads.result(ev.call.name, result.is_error, self.tools.get(ev.call.name))
             self.publish("message_saved", message_id=row.id, role="tool")
 
     def _result_saved(self, call_id: str) -> None:
@@ -363,7 +372,11 @@ class Turn:
         if policy == "deny":
             return agent.Decision("deny", f"{call.name} is turned off for this chat in Settings → Approvals.")
         changed = approvals.unapproved_change(tool)
-        if not changed and (policy == "allow" or approvals.covered(self.chat_id, call)):
+        # After a private read, text going out asks whatever the policy or standing rules say.
+        outbound = self.reads.check(call, tool)
+        # A fetch into the person's own network asks too, unless they typed or trusted that address.
+        local = self._unvouched_fetch(call)
+        if not (changed or outbound or local) and (policy == "allow" or approvals.covered(self.chat_id, call)):
             return agent.Decision("allow")
         approval_id = "a_" + secrets.token_hex(6)
         wake = threading.Event()
@@ -376,8 +389,14 @@ class Turn:
         diff = self._diff_of(call)
         if diff:
             extra["diff"] = diff
+        if outbound:
+            extra["outbound"] = outbound  # no standing rule can cover it: can_always is false
+        if local:
+            extra["local"] = {"url": local, "reason": fetch_setting.LOCAL_REASON}
         self.publish("approval_required", approval_id=approval_id, call_id=call.id, name=call.name,
-                     arguments=call.arguments, can_always=approvals.rule_for(call) is not None, **extra)
+                     arguments=call.arguments,
+                     # No standing rule covers a private address either.
+                     can_always=not outbound and not local and approvals.rule_for(call) is not None, **extra)
         self.services.chat_changed(self.chat_id)  # the chat list and the tray show it waits
         wake.wait()
         unregister()
@@ -388,12 +407,33 @@ class Turn:
             return agent.Decision("deny", "The turn was stopped before anyone answered.")
         if decision.kind != "deny":
             approvals.approved_as_is(tool)
-        if decision.kind == "allow_always":
+            self._grant_fetch(call, decision.arguments, local)
+        if decision.kind == "allow_always" and not outbound and not local:
             ran = call if decision.arguments is None else replace(call, arguments=decision.arguments)
             rule = approvals.rule_for(ran)
             if rule is not None:
                 approvals.remember(self.chat_id, rule)
         return decision
+
+    def _unvouched_fetch(self, call) -> str | None:
+        """A web_fetch call's URL when it leads into the person's own network and neither a URL they
+        typed nor Settings → Web fetch allows it; else None."""
+        if call.name != FETCH:
+            return None
+        try:
+            url = toolbox.parse_arguments(call).get("url")
+        except ValueError:
+            return None
+        return fetch_setting.unvouched(self.chat_id, url, self._fetch_urls)
+
+    def _grant_fetch(self, call, edited: str | None, local: str | None) -> None:
+        """An allowed web_fetch of a private URL may read that exact URL (the edited one, if edited)."""
+        if call.name != FETCH:
+            return
+        if edited is not None and edited != call.arguments:
+            local = self._unvouched_fetch(replace(call, arguments=edited))
+        if local:
+            self._fetch_urls.add(local)
 
     def _diff_of(self, call) -> str | None:
         """What the call would change, where its tool can say (a write's diff); else None."""

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tests.bench.conftest import write_artifact
 from tests.fakeprovider import script as S
-from tests.research_fakes import FakeWeb, page_html, use_searxng
+from tests.research_fakes import FakeWeb, page_html, trust_local, use_searxng
 
 PAGES, PAGE_KB, SEARCHES = 20, 200, 4
 MEMORY_MB, OWN_S = 100, 2.0
@@ -77,6 +77,7 @@ def test_research_turn_over_20_pages_of_200_kb(setup):
     web = FakeWeb({str(i): big_page(i) for i in range(1, PAGES + 1)}, per_query=PAGES // SEARCHES)
     try:
         use_searxng(setup.api, web.url)
+        trust_local(setup.api, web.url)  # the fake pages are on this computer
         r = setup.api.patch("/api/settings", {"research": {"max_searches": SEARCHES, "max_pages": PAGES}})
         assert r.status == 200, r
         one_run(setup, web, 0)  # warm-up: first imports, first connections

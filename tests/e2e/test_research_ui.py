@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from tests.e2e.test_a11y import low_contrast
 from tests.e2e.ui import CHROMIUM, open_chat, shot, sign_in
 from tests.fakeprovider import script as S
-from tests.research_fakes import INJECTION, FakeWeb, page_html, use_searxng
+from tests.research_fakes import INJECTION, FakeWeb, page_html, trust_local, use_searxng
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"browser tests need Chromium at {CHROMIUM}")
 
@@ -24,6 +24,7 @@ def test_research_progress_and_report_render_as_text(setup, page):
     web = FakeWeb({"1": page_html("1", INJECTION), "2": page_html("2", "<p>Plain facts.</p>")}, per_query=2)
     try:
         use_searxng(setup.api, web.url)
+        trust_local(setup.api, web.url)  # the fake pages are on this computer
         setup.fake.enqueue([S.text(json.dumps([f"numi {EVIL}"]))],
                            [S.text(f"Numi keeps chats locally [1]. {EVIL} **bold** [2]"), S.hang(), S.text(" Done.")])
         chat = setup.chat(title="Research UI")

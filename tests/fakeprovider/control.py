@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from . import script as S
 from .server import RecordedRequest
 
 
@@ -27,6 +28,9 @@ def handle_control(h: Any, path: str, body: Any) -> None:
             scripts = body["scripts"] if isinstance(body, dict) and "scripts" in body else [body]
             fake.enqueue(*scripts)
             return h.send_json(200, {"queued": fake.queued})
+        if route == "default":  # the script answering requests none is queued for
+            fake.default_script = S.normalize(body)
+            return h.send_json(200, {"ok": True})
         if route == "requests":
             since = int(h.query().get("since", 0))
             return h.send_json(200, {"requests": [r.to_json() for r in fake.requests[since:]]})
@@ -95,6 +99,10 @@ class FakeProviderProcess:
 
     def enqueue(self, *scripts: Any) -> None:
         self._call("POST", "enqueue", {"scripts": list(scripts)})
+
+    def set_default(self, script: Any) -> None:
+        """The script answering every request none is queued for (e.g. script.obey())."""
+        self._call("POST", "default", script)
 
     @property
     def requests(self) -> list[RecordedRequest]:

@@ -43,6 +43,8 @@ STEP_TYPES: dict[str, tuple[str, ...]] = {
     "signature": ("signature",),                # Anthropic: signature of the open thinking block
     "redacted": ("data",),                      # Anthropic: a redacted_thinking block
     "encrypted": ("data",),                     # Responses: encrypted_content of the reasoning item
+    # The whole answer made from the request by the obeying model (obey.py); the only step.
+    "obey": (),
 }
 
 # Steps after which nothing more is sent, so no automatic finish/[DONE].
@@ -158,6 +160,15 @@ def encrypted(data: str) -> dict:
 
 def blast(count: int, template: str = "{i} ") -> dict:
     return {"type": "blast", "count": count, "template": template}
+
+
+def obey() -> list[dict]:
+    """A script answered by the worst-case obeying model (obey.py) from the request it gets."""
+    return [{"type": "obey"}]
+
+
+def obeys(script: dict) -> bool:
+    return any(step["type"] == "obey" for step in script["steps"])
 
 
 def reply(t: str = "Hello from the fake provider.", prompt_tokens: int = 5,

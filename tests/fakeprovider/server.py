@@ -231,6 +231,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_json(status, answer)
             elif path in S.MODEL_CALL_PATHS and self.command == "POST":
                 sc = self.fake._next_script(path) or self.fake.default_script
+                if S.obeys(sc):
+                    from .obey import answer
+                    sc = answer(path, body if isinstance(body, dict) else {})
                 _player_for(path)(self, rec, sc, body if isinstance(body, dict) else {}).play()
             elif path == S.MODELS_PATH and self.command == "GET":
                 sc = self.fake._next_script(path)

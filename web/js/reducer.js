@@ -314,6 +314,11 @@ const HANDLERS = {
                   can_always: e.can_always !== false };
       if (e.changed) Object.assign(a, { changed: true, description: e.description ?? "" });
       if (e.diff) a.diff = e.diff; // what a file write will change
+      // outbound: the conversation read private content and this call sends text off the
+      // machine; `sends` is that text, `reason` the server's sentence saying so.
+      if (e.outbound) a.outbound = { sends: String(e.outbound.sends ?? ""), reason: String(e.outbound.reason ?? "") };
+      // local: a fetch of an address on the person's own computer or network.
+      if (e.local) a.local = { url: String(e.local.url ?? ""), reason: String(e.local.reason ?? "") };
       next = { ...state, approvals: [...state.approvals, a] };
     }
     const owner = findCallOwner(next, e.call_id);

@@ -3,6 +3,8 @@
 // with an optional reason. Edit turns the arguments into JSON to change before allowing:
 // what runs is what was allowed (`approve` with `arguments`). A file write shows what it
 // will change first (`diff`: a unified diff, or why there is none), above its arguments.
+// A call that would send text off the machine after the conversation read private content
+// (`outbound`) says so and shows exactly what it would send; it can only be allowed once.
 import { h } from "../dom.js";
 import { diffView } from "./diff.js";
 import { prettyJson } from "./tool-call.js";
@@ -29,7 +31,8 @@ function parsed(args) {
 }
 
 /**
- * @param a {{approval_id, call_id, name, arguments, can_always, changed?, description?, diff?}}
+ * @param a {{approval_id, call_id, name, arguments, can_always, changed?, description?, diff?,
+ *             outbound?: {sends, reason}, local?: {url, reason}}}
  * @param answer (approvalId, decision, reason?, args?) → void; args is an object, only when edited
  * @returns the card element; `el.unlock()` makes it answerable again (the server refused an answer)
  */
@@ -108,8 +111,14 @@ export function approvalCard(a, answer) {
   });
 
   const once = h("button", { type: "button", class: "primary", onclick: () => allow("allow") }, "Allow once");
-  const noAlways = "Always allow is not offered for this call: only a single plain command can be allowed for good, "
-    + "and this one chains commands, pipes, redirects or substitutes. It asks each time.";
+  const noAlways = a.local
+    ? "Always allow is not offered for this call: an address on your own computer or network is allowed "
+      + "one call at a time, or for good in Settings → Web fetch."
+    : a.outbound
+    ? "Always allow is not offered for this call: after this conversation read private content, "
+      + "anything sent out asks each time."
+    : "Always allow is not offered for this call: only a single plain command can be allowed for good, "
+      + "and this one chains commands, pipes, redirects or substitutes. It asks each time.";
   const always = h("button", { type: "button", class: "ghost", onclick: () => allow("allow_always"),
     disabled: !canAlways, title: canAlways ? "Allow this tool (for the shell: this exact command) in this chat from now on" : noAlways,
     "aria-describedby": canAlways ? null : `approval-always-${n}` }, "Always allow");
@@ -126,6 +135,14 @@ export function approvalCard(a, answer) {
     a.changed ? h("div", { class: "notice warn approval-changed", role: "note" },
       h("strong", {}, "New or changed tool. "), "Its server describes it as: ",
       h("span", { class: "approval-description" }, a.description || "(no description)")) : null,
+    // Text nodes only: what would be sent is the model's, and may be anything.
+    a.outbound ? h("div", { class: "notice warn approval-outbound", role: "note" },
+      h("strong", {}, "This would send text out. "), a.outbound.reason,
+      h("div", { class: "tool-label" }, "What it would send"),
+      h("pre", { class: "tool-pre approval-sends" }, a.outbound.sends || "(nothing)")) : null,
+    a.local ? h("div", { class: "notice warn approval-local", role: "note" },
+      h("strong", {}, "On your own network. "), a.local.reason,
+      h("pre", { class: "tool-pre approval-local-url" }, a.local.url)) : null,
     a.diff ? h("div", { class: "approval-diff" }, h("div", { class: "tool-label" }, "What will change"), diffView(a.diff)) : null,
     h("div", { class: "approval-args-head" }, headLabel, editBtn),
     view, editBox,

@@ -84,9 +84,11 @@ async function chatTitle(chatId) {
   return titles.get(chatId);
 }
 
-/** What a rule allows, in words: the tool, and for the shell its one command. */
+/** What a rule allows, in words: the tool, and for the shell its one command, for web_fetch its one site. */
 export function ruleText(rule) {
-  return rule.command != null ? `${rule.tool}: ${rule.command}` : `${rule.tool} (any arguments)`;
+  if (rule.command != null) return `${rule.tool}: ${rule.command}`;
+  if (rule.origin != null) return `${rule.tool}: ${rule.origin}`;
+  return `${rule.tool} (any arguments)`;
 }
 
 /**
@@ -106,8 +108,9 @@ export function rulesList(rules, { withChat, say, removed }) {
     if (withChat) {
       chatTitle(rule.chat_id).then((t) => { if (t) chatLabel.textContent = t; });
     }
-    const what = rule.command != null
-      ? [h("span", { class: "mono rule-tool" }, rule.tool), h("code", { class: "rule-command" }, rule.command)]
+    const exact = rule.command ?? rule.origin;
+    const what = exact != null
+      ? [h("span", { class: "mono rule-tool" }, rule.tool), h("code", { class: "rule-command" }, exact)]
       : [h("span", { class: "mono rule-tool" }, rule.tool), h("span", { class: "hint" }, "any arguments")];
     const remove = h("button", { type: "button", class: "ghost danger-text",
       "aria-label": `Remove the rule ${ruleText(rule)}${withChat ? "" : " from this chat"}`,
@@ -115,6 +118,7 @@ export function rulesList(rules, { withChat, say, removed }) {
         remove.disabled = true;
         const body = { chat_id: rule.chat_id, rule: { tool: rule.tool } };
         if (rule.command != null) body.rule.command = rule.command;
+        if (rule.origin != null) body.rule.origin = rule.origin;
         try {
           await del("/api/approvals/rules", body);
           say(`Removed: ${ruleText(rule)}. It asks again.`, false);

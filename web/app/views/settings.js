@@ -2,7 +2,8 @@
 // #/settings/<id>): providers, models (default, capabilities, fallbacks), long
 // conversations (views/compaction-settings.js), tools and approvals (views/approvals.js,
 // the shell's network and sandbox), MCP servers (views/mcp.js), web search
-// (views/web-search-settings.js), research limits (views/research-settings.js),
+// (views/web-search-settings.js), the local sites web fetch may read (views/web-fetch-settings.js),
+// research limits (views/research-settings.js),
 // appearance, your data, and advanced (keyring, catalog.toml).
 // A search box shows the matching rows of every section at once.
 // Lists redraw when their data changes; the add forms are built once, so a redraw
@@ -21,6 +22,7 @@ import { McpSection } from "./mcp.js";
 import { CompactionSection } from "./compaction-settings.js";
 import { WebSearchSection } from "./web-search-settings.js";
 import { ResearchSection } from "./research-settings.js";
+import { WebFetchSection } from "./web-fetch-settings.js";
 import { SettingsSections } from "./settings-sections.js";
 import { filePicker } from "./file-picker.js";
 import { importSummary } from "../../js/import-summary.js";
@@ -39,6 +41,7 @@ export class SettingsView {
     this.compaction = new CompactionSection();
     this.webSearch = new WebSearchSection();
     this.research = new ResearchSection();
+    this.webFetch = new WebFetchSection();
     const addProvider = providerForm({
       onAdded: async (p, status) => {
         status.textContent = "Looking for its models…";
@@ -57,6 +60,7 @@ export class SettingsView {
       { id: "tools", title: "Tools & approvals", body: [this.toolsGeneral, new ApprovalsSection().el] },
       { id: "mcp", title: "MCP servers", body: [new McpSection().el] },
       { id: "web", title: "Web search", body: [this.webSearch.el] },
+      { id: "fetch", title: "Web fetch", body: [this.webFetch.el] },
       { id: "research", title: "Research", body: [this.research.el] },
       { id: "appearance", title: "Appearance", body: [this.appearance] },
       { id: "data", title: "Data", body: [this._dataSection()] },
@@ -84,6 +88,7 @@ export class SettingsView {
     this.compaction.update();
     this.webSearch.update();
     this.research.update();
+    this.webFetch.update();
   }
 
   // Built once: an import's result stays on screen while the lists above redraw.
