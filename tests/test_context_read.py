@@ -13,7 +13,7 @@ from backend.store.models import Chat
 from backend.turns import context
 from backend.turns.context import HISTORY_READ, history_rows, left_out, newest_turns, with_attachments
 
-BUDGET = 10_000_000  # tokens: only the message count limits these windows
+BUDGET = 10_000_000  # tokens: a window that holds every message of these chats
 
 
 @pytest.fixture
@@ -53,20 +53,21 @@ def _agentic_turns(rng: random.Random, n: int) -> list[list[tuple]]:
     return turns
 
 
-def _whole_history_window(chat_id: str):
+def _whole_history_window(chat_id: str, budget: int = BUDGET):
     rows = [r for r in history_rows(chat_id) if context.usable(r)]
-    return fit(with_attachments(rows, None, None), BUDGET)
+    return fit(with_attachments(rows, None, None), budget)
 
 
+@pytest.mark.parametrize("budget", [BUDGET, 3_000])
 @pytest.mark.parametrize("seed", range(12))
-def test_the_newest_rows_give_the_window_the_whole_history_gives(store, seed):
+def test_the_newest_rows_give_the_window_the_whole_history_gives(store, seed, budget):
     rng = random.Random(seed)
     chat_id = f"c_{seed}"
     _write(chat_id, _agentic_turns(rng, rng.randint(20, 400)))
-    rows, length = newest_turns(chat_id)
+    rows, length = newest_turns(chat_id, budget=budget)
     assert length == len(history_rows(chat_id))
-    window = fit(with_attachments(rows, None, None), BUDGET)
-    whole = _whole_history_window(chat_id)
+    window = fit(with_attachments(rows, None, None), budget)
+    whole = _whole_history_window(chat_id, budget)
     assert window.messages == whole.messages
     assert window.messages[0].role == "user"
     # What is left out is every message above the window's first on the branch.
@@ -79,8 +80,16 @@ def test_a_long_chat_is_read_from_its_newest_rows_only(store):
     chat_id = "c_long"
     _write(chat_id, [[("user", f"q{i}", None, None, "complete"), ("assistant", f"a{i}", None, None, "complete")]
                      for i in range(2000)])
-    rows, _ = newest_turns(chat_id)
+    rows, _ = newest_turns(chat_id, budget=1_000)  # a full window: far fewer tokens than the chat
     assert len(rows) <= HISTORY_READ and rows[0].content.startswith("q")
     assert rows[0].depth == 4000 - len(rows)
+
+
+def test_a_long_chat_that_fits_is_read_whole(store):
+    chat_id = "c_fits"
+    _write(chat_id, [[("user", f"q{i}", None, None, "complete"), ("assistant", f"a{i}", None, None, "complete")]
+                     for i in range(300)])
+    rows, _ = newest_turns(chat_id, budget=BUDGET)
+    assert len(rows) == 600 and fit(with_attachments(rows, None, None), BUDGET).omitted == 0
 
 

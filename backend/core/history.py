@@ -1,4 +1,4 @@
-"""What part of a chat's history goes to the model, within a message and token budget.
+"""What part of a chat's history goes to the model, within a token budget.
 
 History is cut between turns only (a turn = a user message and the assistant
 and tool messages after it), so a request never starts with an orphan tool
@@ -10,11 +10,6 @@ from dataclasses import dataclass
 
 from backend.core.tokens import message_tokens
 from backend.core.types import Message
-
-# Beyond the token budget, a request carries at most this many messages: reading and
-# framing more costs every step of a long chat, and few models follow so many anyway.
-MAX_MESSAGES = 200
-
 
 class HistoryTooLarge(Exception):
     code = "context_too_long"
@@ -71,10 +66,11 @@ def _missing_results(pending: dict[str, str]) -> list[Message]:
             for call_id, name in pending.items()]
 
 
-def fit(messages: list[Message], max_tokens: int, max_messages: int = MAX_MESSAGES,
+def fit(messages: list[Message], max_tokens: int, max_messages: int | None = None,
         cost=message_tokens) -> Window:
-    """The newest whole turns within both budgets; the newest turn must fit alone."""
+    """The newest whole turns within the token budget (and `max_messages`, if given); the newest turn must fit alone."""
     messages = repair_tool_pairs([m for m in messages if m.role != "system"])
+    max_messages = len(messages) if max_messages is None else max_messages
     turns = turns_of(messages)
     kept: list[list[Message]] = []
     count = tokens = 0

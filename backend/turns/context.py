@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from backend.core import tokens
 from backend.core.agent import Route
-from backend.core.history import MAX_MESSAGES, Window, fit
+from backend.core.history import Window, fit
 from backend.core.text import inert_tags
 from backend.core.types import Message, ModelRequest, ProviderConfig, ToolCall
 from backend.store import compactions, history
@@ -43,10 +43,11 @@ DEFAULT_WINDOW = 128_000  # a model whose window the catalog does not know
 DEFAULT_RESERVE = 4_096  # tokens kept for the reply when neither the chat nor the model caps it
 NOTICE_ROOM = 60  # tokens kept for the note that tells the model older messages were left out
 
-# fit() keeps at most MAX_MESSAGES messages, so a request reads only the newest rows
-# (with a margin for the rows it skips): a 10 000-message chat then costs what a
-# 225-message one does, instead of building every row it is about to drop.
-HISTORY_READ = MAX_MESSAGES + 25
+# A request reads the newest rows first, and older ones only while the token budget has
+# room for them: a 10 000-message chat on a full window then costs what its tail does,
+# instead of building every row it is about to drop. No message count caps a request
+# (CONTRACT §6: nothing is left out but for the window).
+HISTORY_READ = 256
 
 
 # The rows a request reads (backend/store/history.py).
@@ -138,10 +139,11 @@ def _attach(message: Message, attached: list, model: ModelEntry, store: FileStor
     return replace(message, content=content, images=parts.images), extra
 
 
-def newest_turns(chat_id: str, after_depth: int = -1) -> tuple[list[HistoryRow], int]:
+def newest_turns(chat_id: str, after_depth: int = -1,
+                 budget: int | None = None) -> tuple[list[HistoryRow], int]:
     """The usable rows fit() needs to choose exactly as it would from the whole branch (only
-    those deeper than `after_depth`, the rows a checkpoint does not summarize), and how many
-    messages the branch has."""
+    those deeper than `after_depth`, the rows a checkpoint does not summarize) within `budget`
+    tokens (None: no limit, every row), and how many messages the branch has."""
     n = HISTORY_READ
     while True:
         read = history_rows(chat_id, newest=n)
@@ -153,9 +155,15 @@ def newest_turns(chat_id: str, after_depth: int = -1) -> tuple[list[HistoryRow],
         start = next((i for i, r in enumerate(read) if r.role == "user"), None)
         if start is not None:
             rows = [r for r in read[start:] if usable(r)]
-            if len(rows) > MAX_MESSAGES:  # more whole turns than fit() can keep
+            # Whole turns past the budget: fit() stops inside them, so older rows cannot
+            # change its choice (files and quotes only add to a message's tokens).
+            if budget is not None and _row_tokens(rows) > budget:
                 return rows, length
         n *= 4
+
+
+def _row_tokens(rows: list[HistoryRow]) -> int:
+    return sum(tokens.message_tokens(row_to_message(r)) for r in rows)
 
 
 def left_out(rows: list[HistoryRow], window: Window, continuing: bool = False, drafted: bool = False) -> int:
@@ -231,15 +239,6 @@ def plan_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool
     """
     if checkpoint is _ACTIVE:
         checkpoint = compactions.on_branch(chat.id)
-    rows, length = newest_turns(chat.id, checkpoint.boundary_depth if checkpoint else -1)
-    quotes: set[int] = set()
-    pairs = _with_attachments(rows, model, files, quotes)
-    saved = {id(m) for m, _ in pairs} - quotes
-    if draft is not None:
-        pairs.append(draft)
-    if continuing:
-        pairs.append((Message(role="user", content=CONTINUE_PROMPT), 0))
-    attached = {id(m): n for m, n in pairs}
     params = {k: v for k, v in (chat.params or {}).items() if v is not None}
     limits = limits_of(model, params)
     summary = summary_text(checkpoint) if checkpoint else ""
@@ -248,6 +247,15 @@ def plan_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool
     fixed = (tokens.system_tokens("\n\n".join(p for p in (chat.system_prompt or "", note, summary) if p))
              + tokens.tools_tokens(tools) + tokens.REPLY_PRIMING)
     budget = min(limits.input, max_tokens or limits.input) - fixed - NOTICE_ROOM
+    rows, length = newest_turns(chat.id, checkpoint.boundary_depth if checkpoint else -1, max(budget, 0))
+    quotes: set[int] = set()
+    pairs = _with_attachments(rows, model, files, quotes)
+    saved = {id(m) for m, _ in pairs} - quotes
+    if draft is not None:
+        pairs.append(draft)
+    if continuing:
+        pairs.append((Message(role="user", content=CONTINUE_PROMPT), 0))
+    attached = {id(m): n for m, n in pairs}
     try:
         window = fit([m for m, _ in pairs], budget)
     except Exception as exc:

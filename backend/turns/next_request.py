@@ -60,7 +60,8 @@ def context_json(services: TurnServices, chat: Chat, draft_text: str | None = No
     used = sum(parts.values())
     threshold = compaction.settings().threshold
     limits = plan.limits
-    # Over: the whole branch after the summary cannot go as it is (messages would be left out).
+    # Over: the whole branch after the summary does not fit the window, so older messages
+    # are left out (trimmed_by "window"); no message count ever trims a request.
     over = used > limits.input or plan.trimmed > 0
     level = "over" if over else "near" if used >= threshold * limits.window else "ok"
     return {"model_id": model.id, "context_window": limits.window, "max_output_tokens": limits.reserve,
@@ -68,7 +69,7 @@ def context_json(services: TurnServices, chat: Chat, draft_text: str | None = No
             "messages_included": plan.included, "messages_omitted": plan.omitted,
             "compaction": plan.checkpoint.as_json() if plan.checkpoint else None,
             "threshold": threshold, "input_budget": limits.input, "level": level,
-            "window_known": limits.known}
+            "window_known": limits.known, "trimmed_by": "window" if plan.trimmed else None}
 
 
 def exact_parts(services: TurnServices, plan: Plan, drafted: bool) -> tuple[dict, bool]:

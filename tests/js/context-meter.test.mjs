@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { compactedSentence, contextLevel, formatTokens, meterView, trimmedSentence } from "../../web/js/context-meter.js";
+import { compactedSentence, contextLevel, formatTokens, meterView, sentences, trimmedSentence } from "../../web/js/context-meter.js";
 
 /** A /context answer (CONTRACT §6 and the extra keys the server adds). */
 const answer = (fields = {}) => ({
@@ -101,4 +101,21 @@ test("what a trimmed turn and a summary say", () => {
     "1 earlier message was left out to fit the model's context window. The summary could not be made: timeout.");
   assert.equal(compactedSentence({ tokens_before: 120_000, tokens_after: 2_100 }),
     "Earlier messages summarized: 120k → 2.1k tokens.");
+});
+
+test("a chat that outgrew the window says its oldest messages are left out, not that the next cannot fit", () => {
+  const trimmed = meterView(answer({ used_tokens: 120_000, level: "over", trimmed_by: "window", messages_omitted: 40 }));
+  assert.equal(trimmed.level, "over");
+  assert.match(trimmed.warning, /^The whole chat no longer fits the model's context window, so the oldest messages are left out\./);
+  assert.doesNotMatch(trimmed.warning, /cannot fit/);
+  assert.ok(trimmed.notes.includes("40 earlier messages are left out to fit the window."));
+  // A draft past the budget still cannot fit, whatever was trimmed.
+  const past = meterView(answer({ used_tokens: 125_000, level: "over", trimmed_by: "window" }));
+  assert.match(past.warning, /^The next message cannot fit/);
+});
+
+test("an accessible name of several sentences ends each with one full stop", () => {
+  assert.equal(sentences("Context: 12 of 128 tokens (9 %)", "Summarize the chat or start a new one.", "Show what it is made of"),
+    "Context: 12 of 128 tokens (9 %). Summarize the chat or start a new one. Show what it is made of.");
+  assert.equal(sentences("A", "", "B."), "A. B.");
 });

@@ -70,7 +70,12 @@ export function meterView(ctx, { auto = true } = {}) {
   else if (omitted) notes.push(`${plural(omitted, "earlier message")} ${verb} left out to fit the window.`);
   else if (ctx.compaction) notes.push("Earlier messages are carried as a summary.");
   let warning = "";
-  if (level === "over") {
+  const budget = typeof ctx.input_budget === "number" ? ctx.input_budget : size - reserve;
+  if (level === "over" && ctx.trimmed_by === "window" && used <= budget) {
+    // The request goes, without its oldest messages: the chat outgrew the window, the message did not.
+    warning = "The whole chat no longer fits the model's context window, so the oldest messages are left out. "
+      + "Summarize the chat to keep them, or start a new one.";
+  } else if (level === "over") {
     warning = "The next message cannot fit in the model's context window. Summarize the chat or start a new one.";
   } else if (level === "near") {
     warning = auto ? `${past}: older messages will be summarized before the next reply.`
@@ -80,6 +85,11 @@ export function meterView(ctx, { auto = true } = {}) {
   const name = `Context: ${ctx.estimated ? "about " : ""}${count(used)} of ${count(size)} tokens (${percent} %)`;
   return { label, level, fraction: size ? Math.min(1, used / size) : 0, estimated: !!ctx.estimated, name,
            total: `${approx}${count(used)} of ${count(size)}`, warning, rows, notes };
+}
+
+/** Sentences joined into one accessible name, each ended by exactly one full stop. */
+export function sentences(...parts) {
+  return parts.map((p) => String(p || "").trim().replace(/[.\s]+$/, "")).filter(Boolean).map((p) => `${p}.`).join(" ");
 }
 
 export function plural(n, word) {

@@ -5,7 +5,7 @@
 // messages, attachments, tools) and notes. The words come from web/js/context-meter.js;
 // everything is set as text.
 import { h } from "../dom.js";
-import { meterView } from "../../js/context-meter.js";
+import { meterView, sentences } from "../../js/context-meter.js";
 
 let meters = 0;
 
@@ -87,7 +87,7 @@ export class ContextMeter {
     this.el.dataset.level = level;
     this.label.textContent = v.label;
     this.fill.style.width = `${(refused ? 100 : v.fraction * 100).toFixed(1)}%`;
-    this.button.setAttribute("aria-label", `${v.name}${warning ? `. ${warning}` : ""}. Show what it is made of`);
+    this.button.setAttribute("aria-label", sentences(v.name, warning, "Show what it is made of"));
     this.button.title = warning || v.name;
     this.rows.replaceChildren(...v.rows.map((r) => h("tr", { dataset: { part: r.key } },
       h("th", { scope: "row" }, r.name), h("td", {}, r.text))));
