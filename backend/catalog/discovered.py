@@ -22,10 +22,14 @@ def add(provider: Provider, found: list[dict]) -> list[ModelEntry]:
         columns = {k: v for k, v in entry.items() if k != "window"}
         known = rows.get(entry["api_model"])
         if known is None:
-            added.append(ModelEntry.create(id=new_id("m"), provider=provider, **columns))
+            added.append(ModelEntry.create(id=new_id("m"), provider=provider, found_window=entry["context_window"],
+                                           **columns))
             continue
         for row in known:
             _follow(row, entry["window"])
+            # Kept even where the person's own window stays: Settings shows it beside theirs.
+            if entry["context_window"] and row.found_window != entry["context_window"]:
+                ModelEntry.update(found_window=entry["context_window"]).where(ModelEntry.id == row.id).execute()
     return added
 
 

@@ -313,10 +313,25 @@ def _v14_modes_and_plans(db):
         db.execute_sql(sql)
 
 
+def _v15_model_found_window(db):
+    """The context window discovery last found for a model, kept beside the one in use (which
+    the person may set), so Settings can show both."""
+    db.execute_sql("ALTER TABLE model ADD COLUMN found_window INTEGER")
+
+
+def _v16_drafts(db):
+    """A chat's unsent message (text and attached file ids), kept until sent or cleared."""
+    db.execute_sql("""CREATE TABLE draft (
+        chat_id TEXT PRIMARY KEY REFERENCES chat(id) ON DELETE CASCADE,
+        text TEXT NOT NULL,
+        file_ids_json TEXT NOT NULL,
+        updated_at REAL NOT NULL)""")
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
               _v7_workspaces, _v8_mcp_servers, _v9_import_staging, _v10_model_note,
               _v11_message_tree, _v12_import_sources, _v13_compactions,
-              _v14_modes_and_plans]
+              _v14_modes_and_plans, _v15_model_found_window, _v16_drafts]
 
 
 def schema_version(db) -> int:

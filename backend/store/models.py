@@ -125,6 +125,7 @@ class ModelEntry(Base):
     price_input = FloatField(null=True)  # USD per million input tokens
     price_output = FloatField(null=True)  # USD per million output tokens
     note = TextField(null=True)  # shown with the model, e.g. why its tools were turned off
+    found_window = IntegerField(null=True)  # the context window discovery last found (None: never found one)
     created_at = FloatField(default=now)
 
     class Meta:

@@ -76,6 +76,10 @@ def message_to_dict(msg) -> dict:
     # reload still marks it.
     if msg.role == "user" and isinstance(msg.content_parts, dict) and msg.content_parts.get("research") is True:
         data["research"] = True
+    # A user message that executed a plan (CONTRACT §7): the plan as it stood then (docs/PROTOCOL.md).
+    executed = msg.content_parts.get("plan") if msg.role == "user" and isinstance(msg.content_parts, dict) else None
+    if isinstance(executed, dict) and isinstance(executed.get("steps"), list):
+        data["executes_plan"] = {"plan_id": executed.get("plan_id"), "steps": executed["steps"]}
     # A tool result of a file write: the change it made, as its tool row shows it (docs/PROTOCOL.md).
     diff = msg.content_parts.get("diff") if msg.role == "tool" and isinstance(msg.content_parts, dict) else None
     if isinstance(diff, str):
@@ -151,5 +155,6 @@ def model_to_dict(model) -> dict:
         "fallbacks": list(model.fallbacks or []),
         "price": {"input": model.price_input, "output": model.price_output},
         "note": model.note,
+        "discovered_context_window": model.found_window,
         "created_at": iso(model.created_at),
     }

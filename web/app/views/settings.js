@@ -20,6 +20,7 @@ import { ApprovalsSection } from "./approvals.js";
 import { shellSandboxLine } from "./workspace.js";
 import { McpSection } from "./mcp.js";
 import { CompactionSection } from "./compaction-settings.js";
+import { windowField } from "./model-window.js";
 import { WebSearchSection } from "./web-search-settings.js";
 import { ResearchSection } from "./research-settings.js";
 import { WebFetchSection } from "./web-fetch-settings.js";
@@ -288,6 +289,7 @@ export class SettingsView {
           await reloadCatalog();
         } }, "Delete")),
       h("div", { class: "row" }, h("span", { class: "hint" }, "Supports:"), ...sup),
+      windowField(m, save),
       // What Numi learned about the model (a provider refusing its tools, say), where it is set.
       m.note ? h("p", { class: "hint model-note" }, m.note) : null,
       h("div", { class: "row" }, h("span", { class: "hint" }, "If it fails, try:"), ...fbs, others.length ? addFb : null));
