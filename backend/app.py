@@ -61,5 +61,13 @@ def create_app(config: Config) -> Flask:
         return {"ok": True, "version": __version__}
 
     # NUMI_WEB_BUNDLE=0: web/app's modules as they are, even beside an up-to-date bundle.
-    web_assets.init_app(app, WEB_DIR, bundle=os.environ.get("NUMI_WEB_BUNDLE", "1") != "0")
+    web_assets.init_app(app, WEB_DIR, bundle=os.environ.get("NUMI_WEB_BUNDLE", "1") != "0",
+                        stored_theme=_stored_theme)
     return app
+
+
+def _stored_theme() -> str | None:
+    """The person's picked theme for a signed-in page request; None for anyone else (GET / holds no data)
+    and when none is picked (the page's own cookie may still say one)."""
+    from backend.api import ui_settings
+    return ui_settings.theme() if security.signed_in() else None

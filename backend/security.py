@@ -49,6 +49,11 @@ def _authenticated_by() -> str | None:
     return way if given and hmac.compare_digest(given.encode(), secret.encode()) else None
 
 
+def signed_in() -> bool:
+    """Does this request carry the token or this run's session cookie?"""
+    return _authenticated_by() is not None
+
+
 def _from_another_site() -> bool:
     """The browser says another page made this request (absent: not a browser, or an older one)."""
     site = request.headers.get("Sec-Fetch-Site")

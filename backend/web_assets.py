@@ -24,6 +24,7 @@ import logging
 import posixpath
 import re
 from pathlib import Path
+from typing import Callable
 
 from flask import Flask, Response, request, send_from_directory
 
@@ -33,8 +34,10 @@ log = logging.getLogger(__name__)
 # modulepreload links go.
 ASSETS_MARK = "{{ASSETS}}"
 PRELOAD_MARK = "<!--{{PRELOAD}}-->"
-# The theme a person picked (web/app/theme.js keeps it in this cookie too): written
-# into the page, so it applies before the first paint without a blocking script.
+# The theme a person picked: written into the page, so it applies before the first paint
+# without a blocking script. A signed-in request gets the stored choice (settings.ui.theme:
+# the desktop window keeps no cookies across starts); otherwise this cookie, which
+# web/app/theme.js writes too, is all there is.
 THEME_COOKIE = "numi_theme"
 THEMES = ("light", "dark")
 # The module index.html loads; what it imports statically is preloaded. (app/early.js,
@@ -80,8 +83,10 @@ def fresh_bundle(web_dir: Path, source: str) -> Path | None:
 
 
 class WebAssets:
-    def __init__(self, web_dir: Path, bundle: bool = True):
+    def __init__(self, web_dir: Path, bundle: bool = True, stored_theme: Callable[[], str | None] | None = None):
         self.dir = web_dir
+        # "light" / "dark" when a signed-in request's person picked one, else None (then the cookie decides).
+        self.stored_theme = stored_theme or (lambda: None)
         source = source_hash(web_dir)
         self.bundle = fresh_bundle(web_dir, source) if bundle else None
         if bundle and not self.bundle and (web_dir / BUNDLE_DIR).is_dir():
@@ -127,7 +132,7 @@ class WebAssets:
 
     def page(self) -> Response:
         html = self.index_html
-        theme = request.cookies.get(THEME_COOKIE)
+        theme = self.stored_theme() or request.cookies.get(THEME_COOKIE)
         if theme in THEMES:
             html = html.replace("<html ", f'<html data-theme="{theme}" ', 1)
         response = Response(html, mimetype="text/html")
@@ -151,8 +156,9 @@ class WebAssets:
         return response
 
 
-def init_app(app: Flask, web_dir: Path, bundle: bool = True) -> None:
-    assets = WebAssets(web_dir, bundle)
+def init_app(app: Flask, web_dir: Path, bundle: bool = True,
+             stored_theme: Callable[[], str | None] | None = None) -> None:
+    assets = WebAssets(web_dir, bundle, stored_theme)
     app.extensions["numi_assets"] = assets
 
     @app.get("/")

@@ -2,9 +2,9 @@
 
 
 def register_all(app) -> None:
-    from backend.api import (approvals, backup, catalog, chats, context, export, files, folders, importer, mcp,
-                             messages, search, settings, trash)
+    from backend.api import (approvals, backup, catalog, chats, context, drafts, export, files, folders, importer,
+                             mcp, messages, search, settings, trash)
 
     for module in (catalog, settings, chats, messages, context, files, folders, trash, search, export, importer,
-                   backup, approvals, mcp):
+                   backup, approvals, mcp, drafts):
         app.register_blueprint(module.bp)

@@ -12,6 +12,7 @@ from backend.api.validate import MISSING, Fields, bool_arg, int_arg, json_body
 from backend.errors import ApiError, invalid, not_found
 from backend.runtime import runtime
 from backend.store.db import db, now
+from backend.store import drafts
 from backend.store.housekeeping import purge_chats
 from backend.store.models import Chat, Folder, Message, ModelEntry
 from backend.store.serialize import chat_to_dict, message_to_dict
@@ -255,6 +256,7 @@ def delete_chat(chat_id):
         elif chat.deleted_at is None:
             chat.deleted_at = now()
             chat.save()
+            drafts.drop(chat.id)  # a deleted chat keeps no unsent message (a purge cascades)
     _changed(chat_id)  # chat_removed
     return "", 204
 

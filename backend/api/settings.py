@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint
 
+from backend.api import ui_settings
 from backend.api.validate import MISSING, Fields, api_key_field, json_body
 from backend.errors import ApiError
 from backend.runtime import runtime
@@ -22,7 +23,8 @@ bp = Blueprint("settings", __name__)
 # Every setting a client may write, with its value when never set.
 DEFAULTS = {"default_model_id": None, SHELL_NETWORK: False, compaction.SETTING: compaction.DEFAULTS,
             questions.SETTING: questions.DEFAULTS, search_setting.SETTING: search_setting.DEFAULT,
-            research.SETTING: research.DEFAULTS, fetch_setting.SETTING: fetch_setting.DEFAULTS}
+            research.SETTING: research.DEFAULTS, fetch_setting.SETTING: fetch_setting.DEFAULTS,
+            ui_settings.SETTING: ui_settings.DEFAULTS}
 READ_ONLY = ("keyring", "catalog", "shell_sandbox")
 
 
@@ -55,6 +57,7 @@ def settings_dict() -> dict:
     data[search_setting.SETTING] = search_setting.as_json(runtime().keys)
     data[research.SETTING] = vars(research.settings())
     data[fetch_setting.SETTING] = fetch_setting.stored()
+    data[ui_settings.SETTING] = ui_settings.stored()
     if data["default_model_id"] and not ModelEntry.get_or_none(ModelEntry.id == data["default_model_id"]):
         data["default_model_id"] = None  # a model removed behind our back (e.g. by hand in the database)
     # Where keys go; without a keyring, why (`cause`, a clause) and what to do (`fix`).
@@ -94,6 +97,7 @@ def patch_settings():
         searching = _web_search(fields)
         researching = _research(fields)
         fetching = _web_fetch(fields)
+        ui = ui_settings.parse(fields)
         fields.check()
         if model_id is not MISSING:
             set_setting("default_model_id", model_id)
@@ -109,6 +113,8 @@ def patch_settings():
             set_setting(research.SETTING, {**vars(research.settings()), **researching})
         if fetching is not MISSING:
             set_setting(fetch_setting.SETTING, {**fetch_setting.stored(), **fetching})
+        if ui is not MISSING:
+            set_setting(ui_settings.SETTING, ui_settings.merged(ui))
     return settings_dict()
 
 

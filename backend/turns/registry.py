@@ -22,12 +22,12 @@ from typing import Callable, TypeVar
 from backend.core import agent
 from backend.core.cancel import CancelToken
 from backend.core.tools import ToolRegistry
-from backend.store import history
+from backend.store import drafts, history
 from backend.store.db import db, now
 from backend.store.files import FileStore
 from backend.store.models import Chat, ModelEntry
 from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
-from backend.turns import plans
+from backend.turns import plans, vision_check
 from backend.turns.hub import ChatHub
 from backend.turns.queue_rules import ChatQueue, Refuse, Start
 from backend.turns.questions import BadAnswer, NotPending
@@ -232,6 +232,10 @@ class TurnRegistry:
             missing = [f for f in attachments if f not in rows]
             if missing:
                 raise CommandError("not_found", f"No attached file with id {missing[0]!r}. Attach it again.")
+            # No model anywhere can see an attached image: refused before the message is saved,
+            # so the draft stays and nothing fails later (the composer says the same).
+            if blocked := vision_check.refusal([rows[f] for f in attachments]):
+                raise CommandError("vision_unsupported", blocked)
             # Shown with the message by every window, as GET …/messages lists it.
             files = [file_to_dict(rows[f]) for f in attachments]
             queued = not isinstance(decision, Start)
@@ -241,6 +245,7 @@ class TurnRegistry:
             with db.atomic():
                 row = history.enqueue(chat_id, **fields) if queued else history.append_to_branch(chat_id, **fields)
                 Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()
+                drafts.drop(chat_id)  # the draft was sent (docs/PROTOCOL.md, "Drafts")
             steer = queued and decision.steer
             # Queued behind a summary there is no turn yet.
             turn_id = state.turn.id if queued and state.turn is not None else None
@@ -428,7 +433,7 @@ class TurnRegistry:
             except plans.NotPending as exc:
                 raise CommandError("not_pending", str(exc)) from None
             state.hub.publish("accepted", None, request_id=request_id, message_id=row.id, queued=False,
-                              attachments=[])
+                              attachments=[], executes_plan=plans.executed_plan(row.content_parts))
             self._start(state, chat_id, row.id)  # tells the chat list: running, and in edit mode now
 
     def queue_discard(self, chat_id: str, message_id: int) -> None:

@@ -2,12 +2,14 @@
 // multi-step actions the settings panel and the first-run screen share.
 import { get, post, patch } from "./api.js";
 import { app, schedule } from "./store.js";
+import { adoptUiChoices } from "./ui-choices.js";
 
 export async function reloadCatalog() {
   const [providers, models, settings] = await Promise.all([get("/api/providers"), get("/api/models"), get("/api/settings")]);
   app.providers = providers;
   app.models = models;
   app.settings = settings;
+  adoptUiChoices(settings.ui);
   schedule();
 }
 

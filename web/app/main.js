@@ -220,6 +220,7 @@ const sessionHooks = {
 // -- routing --------------------------------------------------------------------
 
 function setView(next) {
+  view?.leave?.(); // the chat left keeps its draft (views/chat.js)
   view = next;
   banner = next instanceof ChatView ? new ChatBanner(next, actions) : null;
   mainEl.replaceChildren(next.el);

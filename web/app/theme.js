@@ -1,19 +1,17 @@
-// Light/dark: follow prefers-color-scheme unless the person picked one (kept in
-// localStorage, and in a cookie the server reads to write data-theme into the page,
-// so the choice applies before the first paint with no blocking script).
-const KEY = "numi.theme";
+// Light/dark: follow prefers-color-scheme unless the person picked one. The choice is
+// kept by the server (settings.ui.theme, see ui-choices.js), which writes data-theme
+// into the page so it applies before the first paint with no blocking script; a cookie
+// carries it too for a page loaded before sign-in.
+import { uiChoices, saveUiChoices, onUiChoices } from "./ui-choices.js";
+
 const COOKIE = "numi_theme";
 
 export function getTheme() {
-  try { return localStorage.getItem(KEY) || "system"; } catch { return "system"; }
+  return uiChoices().theme;
 }
 
 export function setTheme(theme) {
-  try {
-    if (theme === "system") localStorage.removeItem(KEY);
-    else localStorage.setItem(KEY, theme);
-  } catch { /* storage may be off; the choice then lasts this page only */ }
-  apply(theme);
+  saveUiChoices({ theme });
 }
 
 export function apply(theme = getTheme()) {
@@ -23,6 +21,9 @@ export function apply(theme = getTheme()) {
   document.cookie = picked ? `${COOKIE}=${theme}; path=/; max-age=31536000; SameSite=Strict`
     : `${COOKIE}=; path=/; max-age=0; SameSite=Strict`;
 }
+
+// Picked here, in another window, or read from the server at start.
+onUiChoices((choices) => apply(choices.theme));
 
 /** The theme the page shows now, for the quick toggle. */
 export function effectiveTheme() {

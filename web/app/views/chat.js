@@ -21,8 +21,10 @@ import { ResearchProgress } from "./research-progress.js";
 import { contextMarks } from "../../js/context-marks.js";
 import { compactedSentence } from "../../js/context-meter.js";
 import { menuKeys } from "./menu.js";
-import { newestPlans } from "../../js/plans.js";
+import { newestPlans, planExecutions } from "../../js/plans.js";
+import { answerSteps } from "../../js/answer-steps.js";
 import { searchState } from "../../js/web-search.js";
+import { DraftKeeper, SAVE_PAUSE_MS, keepNewChatDraft, newChatDraftKept } from "../chat-draft.js";
 
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
 // for what is on screen; the rest follows in later tasks.
@@ -94,7 +96,10 @@ export class ChatView {
       setModel: (id) => this._setModel(id),
       setMode: (mode) => this._setMode(mode),
       editLast: () => this.editLast(),
-      draftChanged: (typing) => session?.refreshContext(typing ? TYPING_PAUSE_MS : 0),
+      draftChanged: (typing) => {
+        session?.refreshContext(typing ? TYPING_PAUSE_MS : 0);
+        this.keeper?.changed(typing ? SAVE_PAUSE_MS : 0);
+      },
     });
     // What the next request carries, by the message box (a chat not made yet has none).
     this.meter = new ContextMeter({ summarize: () => this.summarize() });
@@ -103,6 +108,7 @@ export class ChatView {
     this.marks = new ContextMarks();
     this.research = new ResearchProgress();
     if (session) session.draft = () => this.composer.draft();
+    this._keepDraft(session);
     this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header, this.scroller, this.composer.el);
     // Following the newest text: the view stays at the bottom while the person has
     // not scrolled away from it. Checked on scroll and applied after layout (a
@@ -204,7 +210,31 @@ export class ChatView {
     // A message goes to the active branch: a version looked at meanwhile is left for it.
     if (this.session.state.view) this.session.showLive();
     this.session.send(text, { steer: !!opts.steer && this.session.running && !opts.research, research: !!opts.research });
+    this.keeper?.sent();
     return true;
+  }
+
+  /** The box starts with the draft kept for this chat (the server's), or for the new chat (in memory). */
+  _keepDraft(session) {
+    if (!session) {
+      const kept = newChatDraftKept();
+      if (kept) this.composer.restore(kept);
+      return;
+    }
+    this.keeper = new DraftKeeper(session.chatId, () => this.composer.kept());
+    this.keeper.load().then((kept) => {
+      // What was typed before the answer came is newer than the kept draft: it stays.
+      const c = this.composer;
+      if (!kept || c.input.value || c.attachments.length) return;
+      c.restore(kept);
+      session.refreshContext();
+    });
+  }
+
+  /** The view is replaced: its box is kept (the chat's draft saved now, the new chat's in memory). */
+  leave() {
+    if (this.keeper) this.keeper.close();
+    else keepNewChatDraft(this.composer.kept());
   }
 
   _setModel(id) {
@@ -537,6 +567,9 @@ export class ChatView {
     }
     const waiting = new Set([...state.approvals, ...state.questions].map((a) => a.call_id));
     const plans = newestPlans(shown); // each plan's newest card is the one that executes
+    const executions = planExecutions(shown); // and says whether it was executed
+    const steps = answerSteps(shown); // a reply of tool steps and an answer reads as one
+    const lastUser = shown.findLast((m) => m.role === "user" && m.status !== "queued")?.id ?? null;
     const steer = new Set(state.queue.filter((q) => q.steer).map((q) => q.message_id));
     // The turn this window followed has ended: a call it left "running" will not finish.
     const turnOver = !!state.turn && state.turn.status !== "running";
@@ -595,7 +628,7 @@ export class ChatView {
         this.views.set(m.id, view);
       }
       view.update(m, { busy, lastAssistant: m === lastAssistant, toolResults, chatModel, ownModel, waiting, steer,
-                       turnOver, plans });
+                       turnOver, plans, executions, lastUser, steps });
       live.add(m.id);
       // Keep DOM order equal to state order with pointer checks only.
       for (const el of [view.el, ...(after.get(m.id) || [])]) {

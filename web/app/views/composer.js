@@ -12,11 +12,14 @@
 // ↑ in the empty box edits
 // the last message sent. What the box holds is counted for the context meter (draft()):
 // `draftChanged` is told after each change, to read the count after a pause when typing
-// and at once when files come or go.
+// and at once when files come or go. It is also the chat's draft (kept by the chat view with
+// chat-draft.js): kept() is what is saved, restore() puts a kept one back.
 import { h } from "../dom.js";
 import { ModelPicker, rememberModel } from "./model-picker.js";
-import { formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
+import { fileUrl, formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
 import { MODES, modeInfo } from "../../js/plans.js";
+import { anyModelSees, noModelSeesSentence } from "../../js/vision.js";
+import { app } from "../store.js";
 
 // Under the box while a reply runs.
 const MOD = /Mac|iPhone|iPad/.test(globalThis.navigator?.platform || "") ? "⌘" : "Ctrl";
@@ -24,6 +27,11 @@ const STEER_HINT = `Enter: queue for after this reply · ${MOD}+Enter: send now,
 
 // What a model can be given of a file, for the sentence shown when it cannot.
 const READABLE = "images, text files (code, Markdown, CSV, JSON) and PDFs";
+// The empty box's hint: with its keys where it fits on one line, else only its first words
+// (at a 420 px window the long one took four lines). The keys stay in aria-keyshortcuts.
+const HINT_LONG = "Message Numi…  (Enter to send, Shift+Enter for a new line)";
+const HINT_SHORT = "Message Numi…";
+const HINT_LONG_MIN_PX = 480; // the long hint's width at the composer's font, with a margin
 
 export class Composer {
   /** @param hooks {{send(text): boolean, stop(), discard(messageId), model(): string|null, setModel(id), editLast(): boolean,
@@ -31,7 +39,7 @@ export class Composer {
   constructor(hooks) {
     this.hooks = hooks;
     this.input = h("textarea", {
-      class: "composer-input", rows: 1, placeholder: "Message Numi…  (Enter to send, Shift+Enter for a new line)",
+      class: "composer-input", rows: 1, placeholder: HINT_LONG,
       "aria-label": "Message", spellcheck: true, "aria-keyshortcuts": "Enter Control+Enter Meta+Enter ArrowUp",
       oninput: () => { this._fit(); this.hooks.draftChanged?.(true); },
       onkeydown: (e) => this._key(e),
@@ -76,6 +84,8 @@ export class Composer {
       new ResizeObserver(([entry]) => {
         if (entry.contentRect.width === width) return;
         width = entry.contentRect.width;
+        const hint = width >= HINT_LONG_MIN_PX ? HINT_LONG : HINT_SHORT;
+        if (this.input.placeholder !== hint) this.input.placeholder = hint;
         this._fit();
       }).observe(this.input);
     }
@@ -108,6 +118,12 @@ export class Composer {
     if ((!text.trim() && !ready.length) || this.disabled) return;
     if (this.attachments.some((a) => a.state === "uploading")) {
       this._say("Wait a moment: the attached files are still uploading.");
+      return;
+    }
+    // No model can see an image: the server would refuse it, so the draft stays and says why.
+    const unseen = this._unseenImage();
+    if (unseen) {
+      this._say(noModelSeesSentence(unseen.name));
       return;
     }
     stageAttachments(text, ready.map((a) => a.stored));
@@ -217,6 +233,24 @@ export class Composer {
     return { draft: this.input.value, file_ids: this.attachments.filter((a) => a.state === "ready").map((a) => a.stored.id) };
   }
 
+  /** What a kept draft holds: the text and the stored files attached (uploaded). */
+  kept() {
+    return { text: this.input.value, files: this.attachments.filter((a) => a.state === "ready").map((a) => a.stored) };
+  }
+
+  /** Fill the box with a kept draft ({text, files: [stored file]}), as the person left it. */
+  restore({ text = "", files = [] }) {
+    this.input.value = text;
+    this._fit();
+    for (const stored of files) {
+      // Already on the server: ready at once, the thumbnail served from there.
+      this.attachments.push({ key: `kept-${stored.id}`, file: null, name: stored.name, size: stored.size, state: "ready",
+        progress: 1, stored, error: "", url: isImage(stored.mime) ? fileUrl(stored.id) : "" });
+    }
+    this._drawAttachments();
+    this._drawCaps();
+  }
+
   _clearAttachments() {
     for (const a of this.attachments) if (a.url) URL.revokeObjectURL(a.url);
     this.attachments = [];
@@ -261,7 +295,12 @@ export class Composer {
     const label = m?.label || m?.api_model || "This model";
     const lines = [];
     const image = this.attachments.find((a) => a.state === "ready" && isImage(a.stored?.mime));
-    if (m && !m.supports?.vision && image) {
+    const sees = anyModelSees(app.models);
+    if (image && !sees) {
+      // The dead end: no model to switch to, so the way out is turning vision on for one.
+      lines.push(h("p", { class: "caps-line caps-vision" }, `${noModelSeesSentence(image.name)} `,
+        h("a", { href: "#/settings/models" }, "Open Settings → Models")));
+    } else if (m && !m.supports?.vision && image) {
       lines.push(h("p", { class: "caps-line caps-vision" },
         `${label} cannot see images, so ${image.name} would not reach it. `,
         h("button", { type: "button", class: "ghost accent", onclick: () => this.hooks.switchModel?.() }, "Switch model")));
@@ -272,11 +311,17 @@ export class Composer {
         h("a", { href: "#/settings/models", title: `Settings → Models → ${label} → Tools` }, "turn them on"), ".",
         m.note ? h("span", { class: "hint" }, ` ${m.note}`) : null));
     }
-    const key = `${m?.id}|${m?.supports?.vision}|${m?.supports?.tools}|${m?.note}|${image?.key}|${!!this.workspace}`;
+    const key = `${m?.id}|${m?.supports?.vision}|${m?.supports?.tools}|${m?.note}|${image?.key}|${!!this.workspace}|${sees}`;
     if (key === this.capsKey) return;
     this.capsKey = key;
     this.capsWarning.hidden = !lines.length;
     this.capsWarning.replaceChildren(...lines);
+  }
+
+  /** An attached image when no model of the catalog can see images, else null. */
+  _unseenImage() {
+    if (anyModelSees(app.models)) return null;
+    return this.attachments.find((a) => a.state === "ready" && isImage(a.stored?.mime)) || null;
   }
 
   // The box is always on screen: nothing to scroll into view (that would need a layout).

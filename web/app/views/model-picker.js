@@ -6,8 +6,8 @@
 import { h } from "../dom.js";
 import { app } from "../store.js";
 import { icon } from "../attachments.js";
+import { uiChoices, saveUiChoices } from "../ui-choices.js";
 
-const RECENT_KEY = "numi.recentModels";
 const RECENT_MAX = 5;
 
 // Line icons drawn in the page (paths from Feather, MIT): no emoji font needed.
@@ -25,18 +25,16 @@ export function capabilityIcons(model) {
       h("span", { class: "sr-only" }, name))));
 }
 
+/** The recently used model ids, most recent first (kept by the server: ui-choices.js). */
 export function recentModels() {
-  try {
-    const ids = JSON.parse(localStorage.getItem(RECENT_KEY) || "[]");
-    return Array.isArray(ids) ? ids.filter((x) => typeof x === "string") : [];
-  } catch { return []; }
+  return uiChoices().recent_models;
 }
 
 /** Note a model as just used: it goes to the top of the picker. */
 export function rememberModel(id) {
   if (!id) return;
   const ids = [id, ...recentModels().filter((x) => x !== id)].slice(0, RECENT_MAX);
-  try { localStorage.setItem(RECENT_KEY, JSON.stringify(ids)); } catch { /* private mode: order is only a comfort */ }
+  if (ids.join("\n") !== recentModels().join("\n")) saveUiChoices({ recent_models: ids });
 }
 
 function providerName(model) {

@@ -11,12 +11,8 @@ import { h } from "../dom.js";
 import { app } from "../store.js";
 import { dayStamp, groupByDate } from "../../js/date-groups.js";
 import { menuKeys } from "./menu.js";
+import { uiChoices, saveUiChoices } from "../ui-choices.js";
 
-const COLLAPSED_KEY = "numi.folders.collapsed";
-
-function loadCollapsed() {
-  try { return new Set(JSON.parse(localStorage.getItem(COLLAPSED_KEY) || "[]")); } catch { return new Set(); }
-}
 
 export class Sidebar {
   /** @param actions {{newChat(), open(id), rename(id, title), pin(id, pinned), remove(id), more(), settings(), toggleTheme(), help(),
@@ -42,7 +38,6 @@ export class Sidebar {
     this.key = "";
     this.renaming = null;
     this.menuFor = null;  // a chat id, or "folder:<id>"
-    this.collapsed = loadCollapsed();
     // Delegated: a click on a chat re-renders the list (the current chat changes), so a
     // listener on the clicked row could be gone by the second click of a double-click.
     this.list.addEventListener("keydown", (e) => this._key(e));
@@ -137,6 +132,9 @@ export class Sidebar {
     }
   }
 
+  /** The ids of the folders folded shut (a fresh Set each time). */
+  get collapsed() { return new Set(uiChoices().folded_folders); }
+
   /** A folder: its name folds the group open or shut (remembered), ⋯ holds its actions. */
   _folder(folder, chats, current) {
     const open = !this.collapsed.has(folder.id);
@@ -146,8 +144,9 @@ export class Sidebar {
       type: "button", class: "folder-toggle", "aria-expanded": String(open), "aria-controls": bodyId,
       dataset: { focusKey },
       onclick: () => {
-        if (open) this.collapsed.add(folder.id); else this.collapsed.delete(folder.id);
-        try { localStorage.setItem(COLLAPSED_KEY, JSON.stringify([...this.collapsed])); } catch { /* private mode */ }
+        const folded = this.collapsed;
+        if (open) folded.add(folder.id); else folded.delete(folder.id);
+        saveUiChoices({ folded_folders: [...folded] });  // kept by the server (ui-choices.js)
         this.render();
       },
     }, h("span", { class: `folder-caret i i-caret${open ? "" : " closed"}`, "aria-hidden": "true" }),
