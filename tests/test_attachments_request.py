@@ -147,6 +147,8 @@ def test_a_binary_file_is_named_but_not_sent(setup):
 
 def test_a_model_without_vision_is_refused_an_image_before_any_request(setup):
     assert setup.model["supports"]["vision"] is False
+    # A model that can see exists (with none, the send itself is refused: test_protocol_image_dead_end.py).
+    seeing = add_model(setup, "chat_completions", vision=True, label="Seeing")
     chat = setup.chat(title="t")  # on the fake's text-only model
     image = upload(setup, "photo.png", png())
     sock, status, bodies = turn(setup, chat, "What is in the photo?", [image])
@@ -160,8 +162,7 @@ def test_a_model_without_vision_is_refused_an_image_before_any_request(setup):
     assert user["content"] == "What is in the photo?" and user["attachments"][0]["id"] == image["id"]
     assert reply["status"] == "error" and reply["error"]["code"] == "vision_unsupported"
 
-    # With a model that can see, Retry (regenerate) sends the very same image.
-    seeing = add_model(setup, "chat_completions", vision=True, label="Seeing")
+    # With the model that can see, Retry (regenerate) sends the very same image.
     assert setup.api.patch(f"/api/chats/{chat}", {"model_id": seeing}).status == 200
     setup.fake.enqueue([S.text("A red dot.")])
     sock.send(type="regenerate", message_id=reply["id"])

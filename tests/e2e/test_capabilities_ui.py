@@ -18,7 +18,16 @@ pytestmark = pytest.mark.skipif(
            "CI installs it")
 
 
-def test_vision_failure_shows_once(page, setup):
+def add_seeing_model(setup) -> dict:
+    """A model that sees images beside the fixture's, so a chat on the fixture's can switch to it."""
+    r = setup.api.post("/api/models", {"provider_id": setup.provider["id"], "api_model": "fake-vision",
+                                       "label": "Fake Vision", "supports": {"vision": True}})
+    assert r.status == 201, r
+    return r.body
+
+
+def test_vision_failure_shows_once_with_one_retry(page, setup):
+    add_seeing_model(setup)
     chat = setup.chat(title="E2E no vision")  # the fixture's model is not marked as seeing images
     open_chat(page, setup.server, chat, "E2E no vision")
     choose_files(page, {"name": "blue.png", "mimeType": "image/png", "buffer": png()})
@@ -31,9 +40,13 @@ def test_vision_failure_shows_once(page, setup):
     expect(reply_error).to_contain_text("Fake cannot see images")
     expect(page.locator(".notice-slot .notice")).to_have_count(0)
     expect(page.locator(".notice-slot [role=alert]")).to_contain_text("cannot see images")
+    # One way to ask again, not Retry beside Regenerate beside "with another model…".
+    bar = page.locator("article.msg.assistant .msg-actions")
+    expect(bar.get_by_role("button")).to_have_text(["Retry"])
 
 
 def test_an_image_for_a_model_without_vision_warns_at_once_with_switch_model(page, setup):
+    add_seeing_model(setup)
     chat = setup.chat(title="E2E warn vision")
     open_chat(page, setup.server, chat, "E2E warn vision")
     warning = page.locator(".composer .caps-warning")
@@ -46,9 +59,7 @@ def test_an_image_for_a_model_without_vision_warns_at_once_with_switch_model(pag
     # It opens the composer's model picker, ready to type in.
     expect(page.locator(".composer .model-search")).to_be_focused()
     page.keyboard.press("Escape")
-    # A model that sees images: the warning goes.
-    r = setup.api.post("/api/models", {"provider_id": setup.provider["id"], "api_model": "fake-vision",
-                                       "label": "Fake Vision", "supports": {"vision": True}})
+    # The model that sees images: the warning goes.
     page.reload()
     page.locator(".composer .model-picker-btn").click()
     page.locator(".composer .model-search").fill("vision")

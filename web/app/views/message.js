@@ -8,7 +8,7 @@ import { toast } from "./toast.js";
 import { fileUrl, formatSize, icon, isImage } from "../attachments.js";
 import { ModelPicker } from "./model-picker.js";
 import { PlanCard } from "./plan-card.js";
-import { canExecute } from "../../js/plans.js";
+import { planState } from "../../js/plans.js";
 import { shownSources, withCitedSources } from "../../js/citations.js";
 import { SourceList, linkCitations } from "./sources.js";
 
@@ -40,6 +40,12 @@ function usageChips(u) {
   if (u.tokens_per_s) chips.push([`${Number(u.tokens_per_s).toFixed(1)} tok/s`, "output speed"]);
   if (u.cost != null) chips.push([`$${Number(u.cost).toFixed(u.cost < 0.01 ? 4 : 3)}`, "cost from the model's catalog prices"]);
   return chips;
+}
+
+/** The chips of an answer's last step: the whole answer's tokens (and cost), said to be its total. */
+function stepChips(step) {
+  if (!step.usage) return [];
+  return usageChips(step.usage).map(([text, title]) => [text, `${title} — this answer's ${step.steps} steps together`]);
 }
 
 // How long a reply thought (ms), by message id: measured in this page from the first
@@ -94,7 +100,11 @@ function versionAt(msg, step) {
 }
 
 // What a message's plan card shows: its plan, and whether it is that plan's newest card.
-const planKey = (msg, ctx) => (msg.plan ? `${JSON.stringify(msg.plan)}${ctx.plans?.get(msg.plan.plan_id) === msg.id}` : "");
+const planKey = (msg, ctx) => (msg.plan ? `${JSON.stringify(msg.plan)}${ctx.plans?.get(msg.plan.plan_id) === msg.id}`
+  + `${JSON.stringify(ctx.executions?.get(msg.plan.plan_id) ?? null)}${ctx.lastUser}` : "");
+
+// Its place among the steps of one answer (web/js/answer-steps.js), and the answer's total.
+const stepKey = (step) => (step ? `${step.position}/${step.steps}/${JSON.stringify(step.usage)}` : "");
 
 const versionsKey = (v) => (v && v.count > 1 ? `${v.index}/${v.count}/${v.ids?.join()}` : "");
 
@@ -177,7 +187,7 @@ export class MessageView {
     const sig = [msg.status, !!msg.content, msg.role === "assistant" && modelLabel(msg.modelId || ctx.chatModel), !!msg.reasoning, msg.toolCalls?.length,
       (msg.toolCalls || []).map((c) => `${c.state}${c.ok}${c.output?.length}${ctx.waiting?.has(c.id)}${c.arguments?.length}${!!c.edited}`).join(","),
       !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing, !!ctx.steer?.has(msg.id), !!ctx.turnOver,
-      versionsKey(msg.versions), ctx.ownModel, planKey(msg, ctx)].join("|");
+      versionsKey(msg.versions), ctx.ownModel, planKey(msg, ctx), stepKey(ctx.steps?.get(msg.id))].join("|");
     this.lastCtx = ctx;
     if (msg === this.msg && sig === this.sig) return;
     if (sig === this.sig && this._onlyText(msg)) {
@@ -251,6 +261,11 @@ export class MessageView {
     // and layout pass, and this runs on every frame of a streaming reply.
     this._markDrawn();
     setIf(this.meta, "textContent", [modelLabel(msg.modelId || ctx.chatModel), STATUS_TEXT[msg.status]].filter(Boolean).join(" · "));
+    // One of several steps of one answer: one label (the first step's), one total and one
+    // set of actions (the last step's); the label stays for assistive technology.
+    const step = ctx.steps?.get(msg.id) || null;
+    setIf(this.el.dataset, "step", step?.position || "");
+    setIf(this.meta, "hidden", !!step && step.position !== "first");
     setIf(this.body, "hidden", !msg.content && !streaming);
     this._updateTools(msg.toolCalls || [], ctx.toolResults, ctx.waiting, ctx.turnOver);
     this._updatePlan(msg, ctx);
@@ -260,7 +275,7 @@ export class MessageView {
     setIf(this.error, "textContent", err);
     // A stop is the person's own doing: say so quietly, not as a failure.
     this.error.classList.toggle("quiet", msg.status === "cancelled");
-    const chips = usageChips(msg.usage);
+    const chips = step ? stepChips(step) : usageChips(msg.usage);
     const chipsKey = chips.map(([text]) => text).join("|");
     if (chipsKey !== this.chipsKey) {
       this.chipsKey = chipsKey;
@@ -273,15 +288,20 @@ export class MessageView {
     // reply, nor a fallback that answered for it), and says which; "with another model…"
     // picks any other.
     const chatModel = modelLabel(ctx.ownModel);
-    const barKey = `${!!msg.content}|${can}|${cont}|${chatModel}`;
+    const inner = !!step && step.position !== "last";
+    const barKey = `${!!msg.content}|${can}|${cont}|${chatModel}|${inner}`;
     if (barKey === this.barKey) return;
     this.barKey = barKey;
+    if (inner) { this.bar.replaceChildren(); return; }
+    // A reply that failed before writing anything is asked again by Retry alone: Regenerate
+    // and "with another model…" beside it would be the same action under three names.
+    const again = can && cont !== "retry";
     replaceChildren(this.bar,
       msg.content ? h("button", { type: "button", class: "ghost", "aria-label": "Copy reply", onclick: () => this._copy() }, "Copy") : null,
-      can ? h("button", { type: "button", class: "ghost regen-btn", "aria-label": `Regenerate this reply with ${chatModel}`,
+      again ? h("button", { type: "button", class: "ghost regen-btn", "aria-label": `Regenerate this reply with ${chatModel}`,
         title: `A new version of this reply by ${chatModel}; this one is kept`, onclick: () => this.actions.regenerate(msg.id) },
       "Regenerate") : null,
-      can ? this._regenerateWith().el : null,
+      again ? this._regenerateWith().el : null,
       // A cut-off reply with text can be continued; one that failed before writing anything is asked again.
       cont === "continue"
         ? h("button", { type: "button", class: "ghost accent", "aria-label": "Continue this reply", onclick: () => this.actions.continueReply() }, "Continue")
@@ -359,7 +379,7 @@ export class MessageView {
       if (!row) {
         row = new ToolCallRow();
         this.toolRows.set(call.id, row);
-        this.tools.append(row.el);
+        this.tools.append(row.el, row.trace);
       }
       // A call still "running" when nothing runs any more (the server restarted, or the
       // turn died) ended without a result: no spinner, no clock.
@@ -370,7 +390,7 @@ export class MessageView {
       seen.add(call.id);
     }
     for (const [id, row] of this.toolRows) {
-      if (!seen.has(id)) { row.el.remove(); this.toolRows.delete(id); }
+      if (!seen.has(id)) { row.el.remove(); row.trace.remove(); this.toolRows.delete(id); }
     }
   }
 
@@ -378,8 +398,8 @@ export class MessageView {
   _updatePlan(msg, ctx) {
     if (!msg.plan) { this.planCard?.el.remove(); this.planCard = null; return; }
     this.planCard ??= new PlanCard((planId) => this.actions.executePlan?.(planId));
-    this.planCard.update(msg.plan, { executable: canExecute(msg.plan, { newest: ctx.plans?.get(msg.plan.plan_id) === msg.id,
-                                                                         running: ctx.busy }) });
+    this.planCard.update(msg.plan, planState(msg.plan, { newest: ctx.plans?.get(msg.plan.plan_id) === msg.id, running: ctx.busy,
+                                                         execution: ctx.executions?.get(msg.plan.plan_id), lastUserId: ctx.lastUser }));
     if (!this.planCard.el.isConnected) this.tools.after(this.planCard.el);
   }
 
