@@ -361,6 +361,10 @@ class AgentLoop:
                 if decision.arguments is not None and decision.arguments != call.arguments:
                     calls[i] = replace(call, arguments=decision.arguments)
                     edited.add(i)
+            elif (why := self.tools.withheld(call.name)) is not None:
+                # A tool the chat's mode holds back: said as such, not as one that does not exist.
+                outcomes[i] = toolbox.error_result(call, why)
+                continue
             if self.cancel.is_set():
                 outcomes[i] = toolbox.error_result(call, "Not run: the turn was stopped.")
                 continue

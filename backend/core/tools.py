@@ -62,10 +62,16 @@ def one_spelling(path: str) -> str:
 
 
 class ToolRegistry:
-    def __init__(self, tools: list[Tool] | None = None):
+    def __init__(self, tools: list[Tool] | None = None, withheld: dict[str, str] | None = None):
         self._tools: dict[str, Tool] = {}
+        # Tools the chat has but does not offer now (its mode), by name: why, for the model.
+        self._withheld: dict[str, str] = dict(withheld or {})
         for tool in tools or []:
             self.add(tool)
+
+    def withheld(self, name: str) -> str | None:
+        """Why the chat does not offer a tool it has (its mode), or None."""
+        return None if name in self._tools else self._withheld.get(name)
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool

@@ -125,7 +125,8 @@ TURN = str
 CHAT_EVENTS = _table(
     # CONTRACT §4, with the fields docs/PROTOCOL.md adds.
     Event("accepted", {"request_id": str, "message_id": int, "queued": bool, "attachments": list[dict]},
-          {"steer": bool}),  # a repeated request_id is answered without `steer`
+          {"steer": bool,  # a repeated request_id is answered without `steer`
+           "executes_plan": dict}),  # an execute_plan's message: {"plan_id", "steps"} as executed
     Event("turn_start", {"user_message_id": int | None, "continue_message_id": int | None}, turn_id=TURN),
     Event("reasoning", {"delta": str, "message_id": int}, turn_id=TURN),
     Event("content", {"delta": str, "message_id": int}, turn_id=TURN),

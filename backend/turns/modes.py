@@ -43,6 +43,29 @@ def offered(tools: list, mode: str, plan_open: bool) -> list:
             or (t.name != UPDATE_PLAN and (mode != "plan" or t.read_only))]
 
 
+# How a held-back tool's result starts (the window matches it: web/app/views/tool-call.js).
+NOT_OFFERED = "Not offered in {label} mode."
+
+
+def withheld(tools: list, mode: str, plan_open: bool) -> dict[str, str]:
+    """The tools `offered` leaves out, by name: the result a call to one gets, for the model."""
+    kept = {t.name for t in offered(tools, mode, plan_open)}
+    label = mode.capitalize()
+    out = {}
+    for t in tools:
+        if t.name in kept:
+            continue
+        if t.name == UPDATE_PLAN:
+            why = "update_plan is offered in Plan mode and while a plan is being carried out."
+        elif mode == "plan":
+            why = (f"{t.name} changes things, and in Plan mode nothing may be changed. Put the change in "
+                   f"your plan instead (update_plan); it runs once the person executes the plan.")
+        else:
+            why = f"{t.name} is not offered in this mode."
+        out[t.name] = f"{NOT_OFFERED.format(label=label)} {why}"
+    return out
+
+
 def own_policy(mode: str, tool: str, needs_approval: bool, shell_network) -> str:
     """A tool's own default in `mode` (`ask` or `allow`), used where the person set no policy.
 

@@ -16,6 +16,7 @@ stays offered until every step is done or the chat's mode changes.
 """
 from __future__ import annotations
 
+import json
 import secrets
 
 from backend.core.tools import Tool, ToolRegistry
@@ -169,7 +170,42 @@ def pending(chat_id: str, plan_id: str) -> dict:
                          "Execute a plan from its card.")
     if finished(plan.get("steps")):
         raise NotPending("Every step of that plan is done already; there is nothing left to execute.")
+    if _executed_as(chat_id, plan_id) == _steps_of(plan):
+        raise NotPending("That plan was executed already and has not changed since; ask the model to go on, "
+                         "or to change the plan, instead.")
     return plan
+
+
+def _steps_of(plan: dict | None) -> list | None:
+    steps = plan.get("steps") if isinstance(plan, dict) else None
+    return [(s.get("text"), s.get("status")) for s in steps if isinstance(s, dict)] if isinstance(steps, list) else None
+
+
+def _executed_as(chat_id: str, plan_id: str) -> list | None:
+    """The steps of that plan as its last execution on the active branch quoted them, or None."""
+    # Only the chat's user messages that executed a plan are read (not the whole branch).
+    rows = db.execute_sql("SELECT id, line_id, depth, content_parts_json FROM message WHERE chat_id = ? "
+                          "AND role = 'user' AND content_parts_json LIKE '%\"plan\"%' AND deleted_at IS NULL "
+                          "ORDER BY id DESC", (chat_id,)).fetchall()
+    if not rows:
+        return None
+    on = history.on_active_branch(history.active_leaf(chat_id), {r[0]: (r[1], r[2]) for r in rows})
+    for row_id, _, _, parts in rows:
+        if row_id not in on:
+            continue
+        try:
+            executed = quoted(json.loads(parts))
+        except (TypeError, ValueError):
+            continue
+        if executed is not None and executed.get("plan_id") == plan_id:
+            return _steps_of(executed)
+    return None
+
+
+def executed_plan(content_parts) -> dict | None:
+    """What `accepted` and GET …/messages say a user message executes: `{"plan_id", "steps"}`, or None."""
+    plan = quoted(content_parts)
+    return {"plan_id": plan.get("plan_id"), "steps": plan["steps"]} if plan is not None else None
 
 
 def start(chat_id: str, plan_id: str, request_id: str):

@@ -73,7 +73,8 @@ class Toolsets:
                 for tool in self.mcp.tools():  # starts servers on demand; one that fails is left out
                     tools.add(tool)
             tools.add(self.update_plan)
-        return ToolRegistry(modes.offered(tools.all(), mode, plan_open))
+        return ToolRegistry(modes.offered(tools.all(), mode, plan_open),
+                            withheld=modes.withheld(tools.all(), mode, plan_open))
 
     def _workspace_tools(self, root: str) -> list[Tool]:
         with self._lock:

@@ -132,13 +132,13 @@ def test_the_header_marks_custom_settings_and_totals_tokens_then_cost(page, setu
     # No price for the model: tokens only.
     setup.fake.enqueue(S.reply("Autumn moonlight", prompt_tokens=1200, completion_tokens=34))
     send(page, "Write one.")
-    expect(usage).to_have_text("1,234 tokens")
+    expect(usage).to_have_text("1,234 tokens in this chat")
     # With prices, the next reply's cost is added and shown (the first one had none).
     assert api.patch(f"/api/models/{setup.model['id']}", {"price": {"input": 1, "output": 2}}).status == 200
     setup.fake.enqueue(S.reply("A frog jumps", prompt_tokens=1000, completion_tokens=500))
     send(page, "Another.")
-    expect(usage).to_have_text("2,734 tokens · $0.0020")
-    expect(usage).to_have_attribute("title", "This chat so far: 2,200 tokens in, 534 out over 2 replies, $0.0020.")
+    expect(usage).to_have_text("2,734 tokens in this chat · $0.0020")
+    expect(usage).to_have_attribute("title", "This chat so far, every reply added up: 2,200 tokens in (each request sends the conversation again), 534 out over 2 replies, $0.0020.")
 
     # A chat on the defaults has no mark; giving it a system prompt shows it.
     page.goto(page.url.rsplit("#", 1)[0] + f"#/c/{plain}")

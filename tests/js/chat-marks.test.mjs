@@ -19,11 +19,16 @@ test("tokens always, cost only when known", () => {
   assert.deepEqual(usageSummary(null), { text: "", title: "" });
   assert.equal(usageSummary({ replies: 0, input_tokens: 0, output_tokens: 0, cost: null }).text, "");
   const noPrice = usageSummary({ replies: 2, input_tokens: 1200, output_tokens: 34, cost: null, estimated: false });
-  assert.equal(noPrice.text, "1,234 tokens");
-  assert.match(noPrice.title, /1,200 tokens in, 34 out over 2 replies, no price known/);
+  assert.equal(noPrice.text, "1,234 tokens in this chat");
+  assert.match(noPrice.title, /every reply added up: 1,200 tokens in \(each request sends the conversation again\), 34 out over 2 replies, no price known/);
   const priced = usageSummary({ replies: 1, input_tokens: 10, output_tokens: 5, cost: 0.0031, estimated: true });
-  assert.equal(priced.text, "≈15 tokens · $0.0031");
+  assert.equal(priced.text, "≈15 tokens in this chat · $0.0031");
   assert.match(priced.title, /over 1 reply, \$0\.0031 \(partly estimated\)/);
+});
+
+test("replies with no token count (stopped before any was given) show no total", () => {
+  assert.equal(usageSummary({ replies: 1, input_tokens: 0, output_tokens: 0, cost: null }).text, "");
+  assert.equal(usageSummary({ replies: 2, input_tokens: 0, output_tokens: 0, cost: 0 }).text, "");
 });
 
 test("small costs keep their digits", () => {

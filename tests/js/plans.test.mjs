@@ -5,7 +5,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 
-import { MODES, canExecute, modeInfo, newestPlans, planProgress } from "../../web/js/plans.js";
+import { MODES, canExecute, modeInfo, newestPlans, planExecutions, planProgress, planState } from "../../web/js/plans.js";
 import { applyEvent, initialState, loadHistory } from "../../web/js/reducer.js";
 
 const EPOCH = "e1";
@@ -97,5 +97,44 @@ describe("reducer: plan", () => {
     ], false);
     assert.equal(s.messages[0].plan, null);
     assert.deepEqual(s.messages[1].plan, { plan_id: "p1", steps: STEPS });
+  });
+});
+
+describe("an executed plan is a state, not offered twice", () => {
+  const plan = { plan_id: "p1", steps: STEPS };
+  const executed = (steps, messageId = 9) => ({ steps, messageId });
+
+  test("the last execution of each plan on the branch, from the user messages that carried it out", () => {
+    const got = planExecutions([
+      { id: 4, role: "user", executesPlan: { plan_id: "p1", steps: STEPS } },
+      { id: 5, role: "assistant", plan: plan },
+      { id: 9, role: "user", executesPlan: { plan_id: "p1", steps: [] } },
+      { id: 10, role: "user" },
+    ]);
+    assert.deepEqual([...got], [["p1", { steps: [], messageId: 9 }]]);
+  });
+
+  test("never executed: offered as before", () => {
+    assert.deepEqual(planState(plan, { newest: true, running: false }), { executable: true, state: "" });
+    assert.deepEqual(planState(plan, { newest: false, running: false }), { executable: false, state: "" });
+  });
+
+  test("while its reply runs it is executing; after, unchanged, it is executed and not offered", () => {
+    assert.deepEqual(planState(plan, { newest: true, running: true, execution: executed(STEPS), lastUserId: 9 }),
+      { executable: false, state: "executing" });
+    assert.deepEqual(planState(plan, { newest: true, running: false, execution: executed(STEPS), lastUserId: 9 }),
+      { executable: false, state: "executed" });
+    // Another reply running later (the person wrote again): still executed, not executing.
+    assert.deepEqual(planState(plan, { newest: true, running: true, execution: executed(STEPS), lastUserId: 12 }),
+      { executable: false, state: "executed" });
+  });
+
+  test("a plan changed since it was executed can be executed again; one all done is executed", () => {
+    const changed = { plan_id: "p1", steps: STEPS.map((s, i) => ({ ...s, status: i === 1 ? "done" : s.status })) };
+    assert.deepEqual(planState(changed, { newest: true, running: false, execution: executed(STEPS) }),
+      { executable: true, state: "" });
+    const done = { plan_id: "p1", steps: STEPS.map((s) => ({ ...s, status: "done" })) };
+    assert.deepEqual(planState(done, { newest: true, running: false, execution: executed(STEPS) }),
+      { executable: false, state: "executed" });
   });
 });

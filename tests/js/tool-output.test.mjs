@@ -5,7 +5,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 
-import { countLines, exitChip, formatDuration, shellCommand, shellFooter, truncateOutput } from "../../web/js/tool-output.js";
+import { countLines, exitChip, formatDuration, notOfferedLabel, shellCommand, shellFooter, truncateOutput } from "../../web/js/tool-output.js";
 
 describe("shellFooter", () => {
   test("exit code and duration, the footer taken off the output", () => {
@@ -81,4 +81,14 @@ test("shellCommand reads the command from a call's arguments", () => {
 test("formatDuration", () => {
   assert.deepEqual([12, 1234, 12_500, 125_000].map(formatDuration), ["12 ms", "1.23 s", "12.5 s", "2 min 5 s"]);
   assert.equal(formatDuration(null), "");
+});
+
+describe("notOfferedLabel", () => {
+  test("a tool the mode holds back reads as not offered in that mode", () => {
+    assert.equal(notOfferedLabel("Not offered in Plan mode. write_file changes things."), "not offered in Plan mode");
+  });
+  test("anything else is not such a call", () => {
+    for (const out of ["There is no tool named 'x' in this chat.", "ok", "", null, undefined, { a: 1 },
+      "said: Not offered in Plan mode."]) assert.equal(notOfferedLabel(out), null);
+  });
 });

@@ -31,19 +31,23 @@ export function formatCost(dollars) {
 
 /**
  * The chat's running total (GET /api/chats/{id}/usage) in words, or "" before any reply
- * was counted: "1,234 tokens · $0.0031", the cost only when the model has prices.
+ * was counted: "1,234 tokens in this chat · $0.0031", the cost only when the model has prices.
  * @returns {{text: string, title: string}}
  */
 export function usageSummary(usage) {
   if (!usage || !usage.replies) return { text: "", title: "" };
   const input = usage.input_tokens || 0;
   const output = usage.output_tokens || 0;
+  // Replies stopped before the provider counted anything carry zeros: "0 tokens" would be false.
+  if (!input && !output) return { text: "", title: "" };
   const approx = usage.estimated ? "≈" : "";
-  const tokens = `${approx}${(input + output).toLocaleString("en-US")} tokens`;
+  // Says what it counts: every reply of this chat, what was sent and what came back.
+  const tokens = `${approx}${(input + output).toLocaleString("en-US")} tokens in this chat`;
   const cost = typeof usage.cost === "number" ? formatCost(usage.cost) : "";
   const text = cost ? `${tokens} · ${cost}` : tokens;
   const replies = usage.replies === 1 ? "1 reply" : `${usage.replies} replies`;
-  const title = `This chat so far: ${input.toLocaleString("en-US")} tokens in, ${output.toLocaleString("en-US")} out`
+  const title = `This chat so far, every reply added up: ${input.toLocaleString("en-US")} tokens in (each request`
+    + ` sends the conversation again), ${output.toLocaleString("en-US")} out`
     + ` over ${replies}${cost ? `, ${cost}` : ", no price known for its model"}${usage.estimated ? " (partly estimated)" : ""}.`;
   return { text, title };
 }

@@ -44,6 +44,33 @@ export function setDiagrams(root) {
   for (const code of root.querySelectorAll("pre > code.mermaid")) frame(code);
 }
 
+let followingTheme = false;
+
+// Mermaid bakes its colours into the SVG, so a drawn diagram is drawn again when the
+// page's theme changes (a picked theme is the root's data-theme; else the system's).
+function followTheme() {
+  if (followingTheme) return;
+  followingTheme = true;
+  new MutationObserver(redrawAll).observe(document.documentElement, { attributeFilter: ["data-theme"] });
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", redrawAll);
+}
+
+/** Draw every drawn diagram on the page again in the theme the page shows now. */
+function redrawAll() {
+  const look = currentTheme();
+  for (const figure of document.querySelectorAll("figure.mermaid-figure[data-state=drawn]")) {
+    if (figure.dataset.theme !== look) redraw(figure);
+  }
+}
+
+function redraw(figure) {
+  const diagram = figure.querySelector(".mermaid-diagram");
+  if (!diagram) return;
+  // The old picture stays until the new one is in; off-screen ones wait to be seen.
+  figure.dataset.state = "redrawing";
+  watch(diagram);
+}
+
 function frame(code) {
   const source = code.textContent.replace(/\n$/, "");
   const block = code.closest(".code-wrap") || code.parentElement;
@@ -61,8 +88,10 @@ function frame(code) {
   figure.append(diagram, details);
   figure.dataset.state = "waiting";
   diagram.mermaidSource = source;
+  followTheme();
   const known = drawings.get(key(source));
-  if (known) known.then((drawing) => show(figure, drawing));
+  const look = currentTheme();
+  if (known) known.then((drawing) => show(figure, drawing, look));
   else watch(diagram);
 }
 
@@ -83,7 +112,8 @@ function watch(el) {
       observer.unobserve(entry.target);
       observed.delete(entry.target);
       const figure = entry.target.parentElement;
-      draw(entry.target.mermaidSource).then((drawing) => show(figure, drawing));
+      const look = currentTheme();
+      draw(entry.target.mermaidSource).then((drawing) => show(figure, drawing, look));
     }
     // A streaming reply's open part is drawn again and again: let go of the old copies.
     for (const el of observed) {
@@ -157,7 +187,7 @@ function shortError(err) {
   return text.length > 160 ? text.slice(0, 157) + "…" : text;
 }
 
-function show(figure, drawing) {
+function show(figure, drawing, look) {
   const diagram = figure.querySelector(".mermaid-diagram");
   if (!diagram) return;
   if (drawing.error) {
@@ -176,4 +206,7 @@ function show(figure, drawing) {
   img.height = drawing.height;
   diagram.replaceChildren(img);
   figure.dataset.state = "drawn";
+  figure.dataset.theme = look;
+  // The theme changed while this was being drawn: draw it again in the new one.
+  if (look !== currentTheme()) redraw(figure);
 }

@@ -43,3 +43,38 @@ export function newestPlans(messages) {
 export function canExecute(plan, { newest, running }) {
   return !!newest && !running && plan?.steps?.length > 0 && !planProgress(plan).finished;
 }
+
+/** Two plans' steps are the same (text and status, in order). */
+function sameSteps(a, b) {
+  return JSON.stringify((a || []).map((s) => [s?.text, s?.status])) === JSON.stringify((b || []).map((s) => [s?.text, s?.status]));
+}
+
+/**
+ * plan_id → its last execution on the branch: `{steps, messageId}` — the steps as they stood
+ * when the person executed it (the user message's `executesPlan`), and that message's id.
+ */
+export function planExecutions(messages) {
+  const out = new Map();
+  for (const m of messages || []) {
+    const p = m.role === "user" ? m.executesPlan : null;
+    if (p?.plan_id) out.set(p.plan_id, { steps: p.steps || [], messageId: m.id });
+  }
+  return out;
+}
+
+/**
+ * What a plan's card offers or says: `executable` (the "Execute plan" button) and `state` —
+ * "executing" while the reply carrying it out runs, "executed" once it ran and the plan has
+ * not changed since (or is all done), else "". A plan executed and then changed (the model
+ * marked steps, or proposed it again differently) can be executed again; an unchanged one
+ * cannot (the server refuses it with `not_pending` too).
+ * @param opts {{newest, running, execution: {steps, messageId}|undefined, lastUserId}} —
+ *   `lastUserId`: the id of the branch's last user message (the running reply's)
+ */
+export function planState(plan, { newest, running, execution, lastUserId }) {
+  if (!newest) return { executable: false, state: "" };
+  if (execution && running && execution.messageId === lastUserId) return { executable: false, state: "executing" };
+  const unchanged = execution && sameSteps(execution.steps, plan?.steps);
+  if (execution && (unchanged || planProgress(plan).finished)) return { executable: false, state: "executed" };
+  return { executable: canExecute(plan, { newest, running }) && !unchanged, state: "" };
+}

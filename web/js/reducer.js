@@ -212,6 +212,8 @@ const HANDLERS = {
         placeholder: !pending,
         ...(e.steer ? { steer: true } : {}),
         ...(pending?.research ? { research: true } : {}),
+        // The plan an execute_plan carries out, as it stood then (CONTRACT §7).
+        ...(e.executes_plan ? { executesPlan: e.executes_plan } : {}),
       });
     return {
       ...upsertMessage(state, message),
@@ -608,6 +610,8 @@ function fromRow(item, old) {
     ...(item.diff ? { diff: item.diff } : {}),
     // A question sent for a research turn.
     ...(item.research ? { research: true } : {}),
+    // A user message that executed a plan: the plan as it stood then.
+    ...(item.executes_plan ? { executesPlan: item.executes_plan } : {}),
   };
   // The same row read again is the same object: the view redraws nothing for it.
   return old && sameRow(old, row) ? old : row;

@@ -85,3 +85,13 @@ export function formatDuration(ms) {
   const s = Math.round(ms / 1000);
   return `${Math.floor(s / 60)} min ${s % 60} s`;
 }
+
+// How the server words the result of a call to a tool the chat's mode holds back
+// (backend/turns/modes.py NOT_OFFERED): nothing failed, the tool was not on offer.
+const NOT_OFFERED = /^Not offered in (\w+) mode\./;
+
+/** A held-back call's badge ("not offered in Plan mode"), or null for any other output. */
+export function notOfferedLabel(output) {
+  const m = typeof output === "string" ? NOT_OFFERED.exec(output) : null;
+  return m ? `not offered in ${m[1]} mode` : null;
+}

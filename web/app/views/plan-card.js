@@ -1,7 +1,8 @@
 // A plan card (CONTRACT §7): the steps of a plan the model proposed with update_plan, each
 // with its status, under the message whose step made it. The plan's newest card offers
 // "Execute plan" while no reply runs and a step is left: the chat switches to Edit and the
-// model carries its plan out, marking the steps as it goes (the card follows live).
+// model carries its plan out, marking the steps as it goes (the card follows live). Once
+// pressed the card says "Executing…", then "Executed"; an unchanged plan is not offered again.
 import { h } from "../dom.js";
 import { STATUS_LABEL, planProgress } from "../../js/plans.js";
 
@@ -17,14 +18,29 @@ export class PlanCard {
     this.steps = h("ol", { class: "plan-steps" });
     this.button = h("button", { type: "button", class: "primary plan-execute", hidden: true,
       title: "Switch this chat to Edit and let the model carry out its plan",
-      onclick: () => { this.button.disabled = true; this.execute(this.plan.plan_id); } }, "Execute plan");
+      onclick: () => this._press() }, "Execute plan");
+    // What became of "Execute plan": Executing while its reply runs, then Executed.
+    this.status = h("p", { class: "plan-status", role: "status", hidden: true });
     this.el = h("section", { class: "plan-card" },
-      h("header", { class: "plan-head" }, h("strong", {}, "Plan"), this.title), this.steps, this.button);
+      h("header", { class: "plan-head" }, h("strong", {}, "Plan"), this.title), this.steps, this.button, this.status);
   }
 
-  /** opts.executable: this is the plan's newest card, no reply runs, and a step is left. */
-  update(plan, { executable }) {
-    const key = JSON.stringify([plan, !!executable]);
+  /** Pressed: the button gives way to "Executing…" at once (a second press would be refused). */
+  _press() {
+    this.button.hidden = true;
+    this._say("executing");
+    this.execute(this.plan.plan_id);
+  }
+
+  _say(state) {
+    this.status.hidden = !state;
+    this.status.dataset.state = state || "";
+    this.status.textContent = state === "executing" ? "Executing…" : state === "executed" ? "Executed" : "";
+  }
+
+  /** opts.executable: the card offers "Execute plan"; opts.state: "executing", "executed" or "". */
+  update(plan, { executable, state = "" }) {
+    const key = JSON.stringify([plan, !!executable, state]);
     if (key === this.key) return;
     this.key = key;
     this.plan = plan;
@@ -37,6 +53,6 @@ export class PlanCard {
       h("span", { class: "plan-text" }, s.text),
       h("span", { class: "sr-only" }, ` (${STATUS_LABEL[s.status] || s.status})`))));
     this.button.hidden = !executable;
-    this.button.disabled = false;
+    this._say(executable ? "" : state);
   }
 }

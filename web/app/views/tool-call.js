@@ -7,8 +7,9 @@
 // Tool text is shown with textContent only: it comes from models and tools.
 import { h } from "../dom.js";
 import { diffStat, parseDiff } from "../../js/diff-view.js";
-import { exitChip, formatDuration, shellCommand, shellFooter, truncateOutput } from "../../js/tool-output.js";
+import { exitChip, formatDuration, notOfferedLabel, shellCommand, shellFooter, truncateOutput } from "../../js/tool-output.js";
 import { diffView } from "./diff.js";
+import { answerText, questionTrace } from "../../js/question-trace.js";
 
 export function prettyJson(value) {
   if (value === undefined || value === null || value === "") return "";
@@ -23,6 +24,9 @@ export const DENIED_PREFIX = "The person did not allow this call.";
 function stateOf(call) {
   if (call.ok === true) return ["ok", "ok"];
   if (call.ok === false && typeof call.output === "string" && call.output.startsWith(DENIED_PREFIX)) return ["denied", "denied"];
+  // A tool the chat's mode does not offer: neutral, it did not fail.
+  const held = call.ok === false ? notOfferedLabel(call.output) : null;
+  if (held) return ["off", held];
   if (call.ok === false) return ["err", "failed"];
   if (call.state === "approval") return ["wait", "waiting for you"];
   if (call.state === "preparing") return ["run", "preparing…"];
@@ -89,6 +93,9 @@ export class ToolCallRow {
       h("div", { class: "tool-section" }, foldButton("Arguments", argsBody), this.edited, argsBody),
       this.diffWrap,
       this.outWrap);
+    // An ask_user call's questions and the answers chosen, beside the row (not folded away).
+    this.trace = h("div", { class: "question-trace", hidden: true });
+    this.traceKey = "";
     this.key = "";
     this.showAll = false;
     this.output = "";
@@ -105,7 +112,10 @@ export class ToolCallRow {
       output?.length, call.durationMs, !!call.edited, diff?.length, call.progress?.elapsedMs].join("|");
     if (key === this.key) return;
     this.key = key;
-    const [cls, label] = stateOf(merged);
+    const trace = call.name === "ask_user" ? questionTrace(call.arguments, output) : null;
+    let [cls, label] = stateOf(merged);
+    if (trace) [cls, label] = [trace.status === "answered" ? "ok" : "off", trace.label];
+    this._drawTrace(trace);
     this.el.dataset.state = cls;
     const live = cls === "run";
     this.el.toggleAttribute("data-live", live);
@@ -141,6 +151,27 @@ export class ToolCallRow {
     this.footer.textContent = footer && footer.how !== "exit" ? footer.note.replace(/^./, (c) => c.toUpperCase()) + "." : "";
     this.output = footer ? footer.body : text ?? "";
     this._drawOutput();
+  }
+
+  /** An answered (or unanswered) question in words: each prompt, the labels chosen. */
+  _drawTrace(trace) {
+    const key = trace ? JSON.stringify(trace) : "";
+    if (key === this.traceKey) return;
+    this.traceKey = key;
+    this.trace.hidden = !trace;
+    if (!trace) { this.trace.replaceChildren(); return; }
+    this.trace.dataset.status = trace.status;
+    const answered = trace.status === "answered";
+    const list = !trace.items.length ? null : answered
+      ? h("dl", {}, ...trace.items.map((entry) => h("div", { class: "question-trace-item" },
+        h("dt", {}, entry.prompt),
+        h("dd", {}, answerText(entry),
+          entry.answers.some((a) => a.own) ? h("span", { class: "hint" }, " (in your own words)") : null))))
+      : h("ul", {}, ...trace.items.map((entry) => h("li", { class: "question-trace-item" }, entry.prompt)));
+    this.trace.replaceChildren(
+      h("div", { class: "question-trace-title" }, answered ? "You answered" : "The model asked"),
+      list,
+      trace.note ? h("p", { class: "question-trace-note" }, trace.note) : null);
   }
 
   _drawOutput() {
