@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-py test-js lint-imports bench lock clean web-bundle
+.PHONY: run test test-py test-js test-bench-smoke lint-imports bench lock clean web-bundle
 
 # PyGObject (the Linux desktop window and tray) is compiled here and needs
 # libgirepository1.0-dev libcairo2-dev pkg-config gcc: when it cannot be built the
@@ -34,9 +34,11 @@ web-bundle: $(VENV)
 run: $(VENV) web-bundle
 	$(BIN)/numi
 
-# Python first, then the web UI's tests; `make test-py` / `make test-js` run one side.
+# Python first, then the web UI's tests, then every benchmark at tiny sizes; `make test-py` /
+# `make test-js` run one side.
 test: test-py
 	@$(MAKE) --no-print-directory test-js
+	@$(MAKE) --no-print-directory test-bench-smoke
 
 test-py: $(VENV) web-bundle lint-imports
 	$(BIN)/python -m pytest -q --durations=12 tests --ignore=tests/bench
@@ -48,12 +50,18 @@ lint-imports: $(VENV)
 
 # The web UI's pure modules (web/js) under node's own test runner; no npm install.
 # Files are named explicitly: node >= 21 reads its arguments as globs, not directories.
+# The reporter prints each failure and one summary line, not 2 000 lines of TAP.
 test-js:
 	@command -v node >/dev/null 2>&1 || { echo "make test: 'node' (Node.js 18 or newer) is needed for the web UI tests in tests/js; install it (Debian: apt-get install nodejs) and run make test again." >&2; exit 1; }
-	node --test tests/js/*.test.mjs
+	node --test --test-reporter=./tests/js/summary-reporter.mjs tests/js/*.test.mjs
 
 bench: $(VENV) web-bundle
 	$(BIN)/python -m pytest -q -s tests/bench
+
+# Every benchmark once at tiny sizes with no timing targets (tests/bench/conftest.py), so a
+# benchmark that errors fails `make test` instead of measuring nothing at the next `make bench`.
+test-bench-smoke: $(VENV) web-bundle
+	NUMI_BENCH_SMOKE=1 $(BIN)/python -m pytest -q tests/bench
 
 # Re-pin after changing pyproject.toml's dependencies.
 lock:

@@ -51,11 +51,11 @@ from websockets.sync.client import connect
 from tests.fakeprovider import script as S
 from tests.numi_client import ServerProcess
 
-from .conftest import write_artifact
+from .conftest import on_target, size, write_artifact
 
-DELTAS = int(os.environ.get("NUMI_BENCH_DELTAS", "20000"))
-RUNS = int(os.environ.get("NUMI_BENCH_RUNS", "5"))
-LAT_DELTAS = int(os.environ.get("NUMI_BENCH_LAT_DELTAS", "300"))
+DELTAS = size("NUMI_BENCH_DELTAS", 20000, 200)
+RUNS = size("NUMI_BENCH_RUNS", 5, 1)
+LAT_DELTAS = size("NUMI_BENCH_LAT_DELTAS", 300, 20)
 LAT_INTERVAL = 0.01
 TEMPLATE = "{i} "
 
@@ -358,7 +358,7 @@ def test_relay(tmp_path, bench_fake):
              for name in ratios if ratios[name] > GROSS * RATIO_TARGET]
     gross += [f"{name}: Numi p99 latency {p99s[name]:.1f} ms is grossly off"
               for name in p99s if p99s[name] > GROSS * P99_TARGET_MS]
-    assert not gross, "; ".join(gross)
+    assert on_target(not gross), "; ".join(gross)
 
 
 def _print_api(w: Wire, tp: dict, lat: dict) -> None:

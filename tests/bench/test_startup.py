@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.conftest import write_artifact
+from tests.bench.conftest import on_target, size, write_artifact
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNS = int(os.environ.get("NUMI_BENCH_RUNS", "3"))
+RUNS = size("NUMI_BENCH_RUNS", 3, 1)
 BUILT = ROOT / "build" / "out" / "numi" / "numi"
 TARGETS = {"headless": 1.0, "built_headless": 1.0, "window": 3.0}
 ENV = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
@@ -78,7 +78,7 @@ def _report(name: str, samples: list[float], results: dict) -> None:
                      "target_s": target, "verdict": verdict}
     print(f"\nstartup {name}: median {median:.3f} s over {len(samples)} runs "
           f"(target {target} s: {verdict}) samples {[round(s, 3) for s in samples]}")
-    assert median <= 3 * target, f"{name} start-up {median:.2f} s is more than 3x the {target} s target"
+    assert on_target(median <= 3 * target), f"{name} start-up {median:.2f} s is more than 3x the {target} s target"
 
 
 RESULTS: dict = {}

@@ -60,17 +60,17 @@ from backend.store.history import link_in_order_sql
 from tests.e2e.ui import CHROMIUM, CHROMIUM_ARGS, sign_in, wait_chat_ready, wait_until
 from tests.fakeprovider import script as S
 
-from .conftest import write_artifact
+from .conftest import SMOKE, on_target, size, write_artifact
 
-TOKENS = int(os.environ.get("NUMI_BENCH_UI_TOKENS", "20000"))
+TOKENS = size("NUMI_BENCH_UI_TOKENS", 20000, 300)
 DELAY = float(os.environ.get("NUMI_BENCH_UI_DELAY", "0.001"))
-N_MESSAGES = int(os.environ.get("NUMI_BENCH_UI_MESSAGES", "10000"))
-OPENS = int(os.environ.get("NUMI_BENCH_UI_OPENS", "9"))
-LOAD_PAIRS = int(os.environ.get("NUMI_BENCH_UI_PAIRS", "15"))
+N_MESSAGES = size("NUMI_BENCH_UI_MESSAGES", 10000, 200)
+OPENS = size("NUMI_BENCH_UI_OPENS", 9, 1)
+LOAD_PAIRS = size("NUMI_BENCH_UI_PAIRS", 15, 1)
 PROFILE = os.environ.get("NUMI_BENCH_UI_PROFILE") == "1"
 PROFILE_TOP = 30
-LOAD_SETTLE_MS = 2500
-IDLE_S = float(os.environ.get("NUMI_BENCH_IDLE_S", "30"))
+LOAD_SETTLE_MS = 300 if SMOKE else 2500
+IDLE_S = float(os.environ.get("NUMI_BENCH_IDLE_S", "1" if SMOKE else "30"))
 
 LONGTASK_TARGET_MS = 50.0
 STREAM_RATIO_TARGET = 3.0
@@ -363,8 +363,8 @@ def test_stream_long_markdown_reply(context, setup):
     }
     if profile:
         RESULTS["stream"]["profile"] = profile
-    assert window["longest_task_ms"] <= GROSS * LONGTASK_TARGET_MS, RESULTS["stream"]
-    assert ratio <= GROSS * STREAM_RATIO_TARGET, RESULTS["stream"]
+    assert on_target(window["longest_task_ms"] <= GROSS * LONGTASK_TARGET_MS), RESULTS["stream"]
+    assert on_target(ratio <= GROSS * STREAM_RATIO_TARGET), RESULTS["stream"]
 
 
 # A client with no app: the chat socket's frames parsed and their text appended as it
@@ -552,7 +552,7 @@ def test_open_huge_chat(context, setup_with, start_server, fake):
         "longest_task_ms": round(max(r["longest_task_ms"] for r in runs), 1),
         "verdict": verdict(med, OPEN_TARGET_MS),
     }
-    assert med <= GROSS * OPEN_TARGET_MS, RESULTS["open"]
+    assert on_target(med <= GROSS * OPEN_TARGET_MS), RESULTS["open"]
 
 
 # --- an idle open page ---------------------------------------------------------------
@@ -601,8 +601,8 @@ def test_idle_page_cpu(context, setup):
                        "blurred_seconds": blur_s, "blurred_cpu_ms_per_s": blurred,
                        "verdict": "PASS" if beyond <= IDLE_TARGET_MS_PER_S
                        and per_s["script_ms"] <= IDLE_SCRIPT_TARGET_MS_PER_S else "MISS"}
-    assert beyond <= GROSS * IDLE_TARGET_MS_PER_S, RESULTS["idle"]
-    assert per_s["script_ms"] <= GROSS * IDLE_SCRIPT_TARGET_MS_PER_S, RESULTS["idle"]
+    assert on_target(beyond <= GROSS * IDLE_TARGET_MS_PER_S), RESULTS["idle"]
+    assert on_target(per_s["script_ms"] <= GROSS * IDLE_SCRIPT_TARGET_MS_PER_S), RESULTS["idle"]
 
 
 # --- report ----------------------------------------------------------------------------

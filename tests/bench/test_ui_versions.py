@@ -34,12 +34,12 @@ from backend.store import lines
 
 from tests.e2e.ui import CHROMIUM, sign_in, wait_chat_ready
 
-from .conftest import write_artifact
+from .conftest import on_target, size, write_artifact
 from .test_ui_perf import browser  # noqa: F401 (the UI benchmarks' browser fixture)
 
-N_MESSAGES = int(os.environ.get("NUMI_BENCH_VERSIONS_MESSAGES", "10000"))
-VERSIONS = int(os.environ.get("NUMI_BENCH_VERSIONS", "50"))
-SWITCHES = int(os.environ.get("NUMI_BENCH_VERSION_SWITCHES", "20"))
+N_MESSAGES = size("NUMI_BENCH_VERSIONS_MESSAGES", 10000, 200)
+VERSIONS = size("NUMI_BENCH_VERSIONS", 50, 6)
+SWITCHES = size("NUMI_BENCH_VERSION_SWITCHES", 20, 2)
 TAIL = 20  # the versioned message and what follows it on its branch
 TARGET_MS = 100.0
 GROSS = 3.0
@@ -209,4 +209,4 @@ def test_switch_versions_in_a_long_chat(browser, setup_with, start_server):
         "-" * 78]))
     write_artifact("ui_versions.json", {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
                                         "switch": result})
-    assert med <= GROSS * TARGET_MS, json.dumps(result)
+    assert on_target(med <= GROSS * TARGET_MS), json.dumps(result)

@@ -22,7 +22,6 @@ Figures go to test-artifacts/bench/versions.json.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import statistics
 import time
@@ -36,17 +35,17 @@ from backend.store.migrations import migrate
 from tests.fakeprovider import script as S
 from tests.numi_client import ServerProcess
 
-from .conftest import write_artifact
+from .conftest import SMOKE, answer_request, on_target, size, write_artifact
 from .test_history_scale import pct, summary, verdict
 
-RUNS = int(os.environ.get("NUMI_BENCH_VERSIONS_RUNS", "5"))
+RUNS = size("NUMI_BENCH_VERSIONS_RUNS", 5, 1)
 SWITCH_P95_MS = 20.0
 SEND_RATIO = 1.2
 GROSS = 3.0
-CHAT_MESSAGES = 10_000
-VERSIONS = 50
-AT = 5_000  # the 50 versions are of the message at this depth
-DEEP = 5_000
+CHAT_MESSAGES = 600 if SMOKE else 10_000  # a smoke run still passes the 200-message cap
+VERSIONS = 12 if SMOKE else 50
+AT = CHAT_MESSAGES // 2  # the versions are of the message at this depth
+DEEP = CHAT_MESSAGES // 2
 
 
 class Writer:
@@ -140,8 +139,8 @@ def test_versions_at_scale(tmp_path, bench_fake):
     print(f"send on a {DEEP}-deep branch {send['deep']['p50_ms']:.1f} ms vs linear {send['linear']['p50_ms']:.1f} ms:"
           f" ratio {send['ratio']:.2f} (target ≤ {SEND_RATIO})  {verdict(send['ratio'] <= SEND_RATIO)}")
     print(f"figures: {path}")
-    assert max(switch["p95_ms"], switch_end["p95_ms"]) <= SWITCH_P95_MS * GROSS
-    assert send["ratio"] <= SEND_RATIO * GROSS
+    assert on_target(max(switch["p95_ms"], switch_end["p95_ms"]) <= SWITCH_P95_MS * GROSS)
+    assert on_target(send["ratio"] <= SEND_RATIO * GROSS)
 
 
 def measure_switch(api, chat: str, versions: list[int], back: bool) -> dict:
@@ -194,13 +193,14 @@ def measure_send(server, api, fake) -> dict:
                 fake.enqueue([S.text("ok")])
                 ws = sockets[kind]
                 t_send = time.perf_counter()
-                ws.send(json.dumps({"type": "send", "request_id": f"bench-{n}", "content": f"question {n}"}))
+                question = f"question {n}"
+                ws.send(json.dumps({"type": "send", "request_id": f"bench-{n}", "content": question}))
                 while True:
                     event = json.loads(ws.recv(timeout=60))
                     assert event["type"] != "error", event
                     if event["type"] == "turn_end":
                         break
-                [req] = fake.requests
+                req = answer_request(fake.requests, question)
                 sent[kind] = len(req.body["messages"])
                 if k:  # the first round warms up
                     times[kind].append((req.write_times[0][1] - t_send) * 1000)
