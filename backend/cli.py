@@ -174,13 +174,14 @@ def setup_logging(data_dir: Path) -> None:
 
 
 def signed_in_line(url: str, link: str | None, lead: str = "Numi is running at") -> str:
-    """The line a person reads: the server's address and, when there is one, where to sign in."""
+    """The line a person reads: the one address that opens Numi signed in, else the server's."""
     from backend.sign_in import PRINTED_TTL_S
 
     if link is None:
         return f"{lead} {url} (open Numi's window to sign in; no sign-in address could be made)"
     minutes = int(PRINTED_TTL_S // 60)
-    return f"{lead} {url} — sign in at {link} (works once, within {minutes} minutes)"
+    # Only the sign-in address: the plain one opened first leads to a "Signed out" page.
+    return f"{lead} {link} (open it to sign in; it works once, within {minutes} minutes)"
 
 
 def run_headless(args: argparse.Namespace) -> int:

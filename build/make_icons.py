@@ -1,25 +1,50 @@
-"""Draw Numi's icon (a rounded speech bubble) at every size the packages need.
+"""Draw Numi's logo (web/icons/numi.svg: a rounded square in a blue-to-green gradient with
+a white "N") at every size the window, tray, notifications and packages need.
 
-Run once after changing the design; the PNG/ICO/ICNS files it writes are committed
-under desktop/assets/ so a build needs no drawing step.
+Run once after changing the design (keep it the same as the SVG the page shows); the
+PNG/ICO/ICNS files it writes are committed under desktop/assets/ so a build needs no
+drawing step. tests/e2e/test_app_icon.py checks them against the SVG as Chromium draws it.
 """
 from pathlib import Path
 
-from PIL import Image, ImageDraw
+from PIL import Image, ImageChops, ImageDraw
 
 ASSETS = Path(__file__).resolve().parent.parent / "desktop" / "assets"
+# numi.svg, in its 64-unit viewBox.
+FROM, TO = (0x6D, 0x8C, 0xFF), (0x37, 0xB3, 0x9A)  # the gradient, top left to bottom right
+SQUARE = (4, 4, 60, 60)
+RADIUS = 16
+N_PATH = [(20, 44), (20, 22), (44, 44), (44, 22)]
+STROKE = 6
+OVERSAMPLE = 4  # drawn larger, then scaled down: smooth edges without an SVG renderer
 
 
 def draw(size: int) -> Image.Image:
-    s = size / 256
-    img = Image.new("RGBA", (size, size), (0, 0, 0, 0))
+    big = size * OVERSAMPLE
+    u = big / 64
+    x0, y0, x1, y1 = (v * u for v in SQUARE)
+    # The gradient runs along the diagonal of the square's box (objectBoundingBox 0,0 → 1,1):
+    # the mean of a left-to-right and a top-to-bottom ramp, coloured channel by channel.
+    span = max(1, round(x1 - x0))
+    down = Image.linear_gradient("L").resize((span, span))
+    across = ImageChops.add(down, down.transpose(Image.Transpose.ROTATE_90),
+                            scale=2)
+    fill = Image.merge("RGB", [across.point(lambda v, a=a, b=b: round(a + (b - a) * v / 255))
+                               for a, b in zip(FROM, TO)]).convert("RGBA")
+    mask = Image.new("L", (big, big), 0)
+    ImageDraw.Draw(mask).rounded_rectangle([x0, y0, x1, y1], radius=RADIUS * u, fill=255)
+    img = Image.new("RGBA", (big, big), (0, 0, 0, 0))
+    layer = Image.new("RGBA", (big, big), (0, 0, 0, 0))
+    layer.paste(fill, (round(x0), round(y0)))
+    img.paste(layer, (0, 0), mask)
     d = ImageDraw.Draw(img)
-    d.rounded_rectangle([16 * s, 16 * s, 240 * s, 240 * s], radius=56 * s, fill=(52, 86, 214, 255))
-    d.rounded_rectangle([56 * s, 64 * s, 200 * s, 164 * s], radius=28 * s, fill=(255, 255, 255, 255))
-    d.polygon([(88 * s, 156 * s), (80 * s, 200 * s), (124 * s, 160 * s)], fill=(255, 255, 255, 255))
-    for x in (96, 128, 160):
-        d.ellipse([(x - 10) * s, 104 * s, (x + 10) * s, 124 * s], fill=(52, 86, 214, 255))
-    return img
+    points = [(x * u, y * u) for x, y in N_PATH]
+    width = STROKE * u
+    d.line(points, fill=(255, 255, 255, 255), width=round(width), joint="curve")
+    r = width / 2
+    for x, y in points:  # round caps and joins
+        d.ellipse([x - r, y - r, x + r, y + r], fill=(255, 255, 255, 255))
+    return img.resize((size, size), Image.LANCZOS)
 
 
 def main() -> None:

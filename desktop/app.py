@@ -112,7 +112,7 @@ class DesktopApp:
             self.tray = None
 
     def _install_gtk_hooks(self) -> None:
-        """Focus tracking and "links to other sites open in the browser" for WebKitGTK."""
+        """Focus tracking, the page's title as the window's, and "links to other sites open in the browser"."""
         if self.gui != "gtk":
             self.focused = True
             return
@@ -126,6 +126,8 @@ class DesktopApp:
             native.set_icon_from_file(str(ASSETS / "numi-256.png"))
             view = BrowserView.instances[self.window.uid].webview
             view.connect("decide-policy", self._gtk_decide_policy)
+            # The page names itself (document.title: the open chat's name), as a browser tab would.
+            view.connect("notify::title", lambda v, _param: native.set_title(v.get_title() or "Numi"))
             return False
 
         GLib.idle_add(install)

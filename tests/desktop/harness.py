@@ -146,7 +146,8 @@ class Numi:
 # --- X11 helpers (python-xlib, which pystray already brings) -------------------------------
 
 def find_window(display_name: str, title: str = "Numi"):
-    """The top-level window with this title, or None."""
+    """The top-level window with this title, or None. The window takes the page's title, so
+    "Numi" also finds it as "<chat> — Numi" or "Numi — signed out"."""
     from Xlib import X, display as xdisplay
 
     d = xdisplay.Display(display_name)
@@ -155,7 +156,10 @@ def find_window(display_name: str, title: str = "Numi"):
         while stack:
             win = stack.pop()
             try:
-                if win.get_wm_name() == title and win.get_attributes().map_state == X.IsViewable:
+                name = window_title(d, win)
+                named = name == title or (isinstance(name, str) and (
+                    name.endswith(f" — {title}") or name.startswith(f"{title} — ")))
+                if named and win.get_attributes().map_state == X.IsViewable:
                     geo = win.get_geometry()
                     pos = win.translate_coords(d.screen().root, 0, 0)
                     return {"id": win.id, "width": geo.width, "height": geo.height,
@@ -166,6 +170,15 @@ def find_window(display_name: str, title: str = "Numi"):
         return None
     finally:
         d.close()
+
+
+def window_title(d, win) -> str | None:
+    """A window's title as the toolkit set it: _NET_WM_NAME (UTF-8: "—" and any chat name), else WM_NAME."""
+    prop = win.get_full_property(d.intern_atom("_NET_WM_NAME"), d.intern_atom("UTF8_STRING"))
+    if prop is not None:
+        value = prop.value
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    return win.get_wm_name()
 
 
 def close_until_closing(numi, display_name: str, after: int, tries: int = 4) -> None:

@@ -86,7 +86,14 @@ export class FirstRunView {
     }
   }
 
+  /** A provider is connected: the note that asked for one (focus()) no longer holds. */
+  _connected() {
+    this.note.hidden = true;
+    this.note.textContent = "";
+  }
+
   _choose(provider, models) {
+    this._connected();
     const sel = h("select", { id: "fr-model" }, ...models.map((m) => h("option", { value: m.id, selected: m.id === pickDefault(models) }, m.label || m.api_model)));
     const go = h("button", { type: "button", class: "primary", onclick: async () => {
       go.disabled = true;
@@ -101,6 +108,7 @@ export class FirstRunView {
   }
 
   _manualModel(provider, error) {
+    this._connected();
     const name = h("input", { type: "text", id: "fr-mname", placeholder: "e.g. gpt-4o-mini, llama3.2", autocomplete: "off" });
     const status = h("div", { class: "field-error", role: "alert" }, error ? `Could not list its models: ${error.message}` : "");
     const form = h("form", {}, h("div", { class: "field" }, h("label", { for: "fr-mname" }, "Model name"), name),

@@ -31,6 +31,14 @@ export function providerForm({ onAdded, submitLabel = "Add provider", kind = "op
     const err = h("div", { class: "field-error", id: id(name) + "-err", role: "alert" });
     input.setAttribute("aria-describedby", [hint?.id, err.id].filter(Boolean).join(" "));
     errors[name] = { err, input };
+    // The server's complaint is about what was sent: once the person changes the field, it is gone.
+    const edited = () => {
+      if (!err.textContent) return;
+      showError(name, "");
+      if (!Object.values(errors).some((e) => e.err.textContent)) status.textContent = "";
+    };
+    input.addEventListener("input", edited);
+    input.addEventListener("change", edited);
     return h("div", { class: "field" }, h("label", { for: input.id }, label), input, hint, err);
   };
   const showError = (name, msg) => {

@@ -19,10 +19,11 @@ export function shellSandboxLine(inSettings = false) {
   if (!sb) return null;
   if (sb.available) {
     const folder = inSettings ? "the chat's workspace folder" : "this folder";
-    const net = inSettings ? "the network only while the switch above is on"
-      : app.settings.shell_network ? "the network (Settings → General)" : "no network (Settings → General)";
-    return h("p", { class: "hint shell-sandbox" },
-      `The shell runs in a sandbox: it can change only ${folder}, reads the rest of the system but not your home folder or Numi's data, and has ${net}.`);
+    const lead = `The shell runs in a sandbox: it can change only ${folder}, reads the rest of the system but not your home folder or Numi's data, and has `;
+    if (inSettings) return h("p", { class: "hint shell-sandbox" }, `${lead}the network only while the switch above is on.`);
+    // The switch lives in Settings → Tools & approvals (settings.js, section "tools").
+    return h("p", { class: "hint shell-sandbox" }, lead, app.settings.shell_network ? "the network (" : "no network (",
+      h("a", { href: "#/settings/tools" }, "Settings → Tools & approvals"), ").");
   }
   return h("div", { class: "notice warn shell-sandbox", role: "note" },
     h("strong", {}, "No sandbox for the shell. "),
