@@ -195,7 +195,7 @@ def test_summarize_now_shows_progress_and_the_divider_opens_the_summary(page, se
         open_menu_item(page, "Summarize now")
         setup.fake.wait_hanging()
         page.get_by_role("button", name=MORE).click()
-        expect(page.get_by_role("menuitem", name="Summarizing…")).to_be_disabled()
+        expect(page.get_by_role("menuitem", name="Stop summarizing")).to_be_enabled()
         page.keyboard.press("Escape")
         expect(page.get_by_role("button", name=MORE)).to_be_focused()
         setup.fake.release()
@@ -237,6 +237,33 @@ def test_summarize_now_shows_progress_and_the_divider_opens_the_summary(page, se
     expect(page.locator(".context-divider")).to_have_count(1)
     page.get_by_role("button", name="Earlier messages summarized").click()
     expect(page.locator(".summary-text")).to_have_text("Cats purr and dogs bark.")
+
+
+def test_a_summary_under_way_can_be_stopped_and_changes_nothing(page, setup):
+    chat = setup.chat(title="Stop it")
+    talk(setup, chat, [("Tell me about cats", "Cats purr."), ("And dogs?", "Dogs bark."), ("Birds?", "Birds sing.")])
+    open_chat(page, setup.server, chat, "Stop it")
+    expect(meter(page)).to_be_visible()
+    for how in ("menu", "meter"):
+        setup.fake.enqueue([S.hang(), S.text("A summary that never comes.")])
+        with page.expect_response(lambda r: r.url.endswith("/compact")) as compacted:
+            open_menu_item(page, "Summarize now")
+            setup.fake.wait_hanging()
+            if how == "menu":
+                open_menu_item(page, "Stop summarizing")
+            else:
+                meter(page).click()
+                page.locator(".meter-panel").get_by_role("button", name="Stop summarizing").click()
+        assert compacted.value.status == 409 and compacted.value.json()["error"]["code"] == "cancelled"
+        setup.fake.release()
+        expect(page.locator(".toast").filter(has_text="The summary was stopped").last).to_be_visible()
+        expect(page.locator(".context-divider")).to_have_count(0)
+        page.keyboard.press("Escape")
+    # Nothing was summarized: a reload draws no divider, and every message is there.
+    page.reload()
+    wait_chat_ready(page, "Stop it")
+    expect(page.locator("article.msg.user")).to_have_count(3)
+    expect(page.locator(".context-divider")).to_have_count(0)
 
 
 def long_history(setup, chat: str, n: int = 3, words: int = 300) -> None:

@@ -102,7 +102,7 @@ export class ChatView {
       },
     });
     // What the next request carries, by the message box (a chat not made yet has none).
-    this.meter = new ContextMeter({ summarize: () => this.summarize() });
+    this.meter = new ContextMeter({ summarize: () => this.summarize(), stopSummary: () => this.session?.stop() });
     this.composer.foot.append(this.meter.el);
     this.composer.el.insertBefore(this.meter.warning, this.composer.box);
     this.marks = new ContextMarks();
@@ -189,8 +189,10 @@ export class ChatView {
     const pick = (fn) => () => { this._menu(false); fn(); };
     const busy = !!this.session?.compacting;
     this.menuEl = h("div", { class: "menu", role: "menu", "aria-label": "This chat" },
-      h("button", { type: "button", role: "menuitem", disabled: busy, onclick: pick(() => this.summarize()) },
-        busy ? "Summarizing…" : "Summarize now"),
+      // Under way, the same item stops it: the chat's stop cancels its summary (the request then
+      // answers with the server's sentence, which the toast shows).
+      h("button", { type: "button", role: "menuitem", onclick: pick(() => (busy ? this.session?.stop() : this.summarize())) },
+        busy ? "Stop summarizing" : "Summarize now"),
       h("button", { type: "button", role: "menuitem", onclick: pick(() => this.actions.inspect()) }, "Inspect request…"));
     menuKeys(this.menuEl, () => this._menu(false));
     this.menuOutside = (e) => { if (!this.more.contains(e.target)) this._menu(false); };

@@ -10,7 +10,7 @@ import { meterView, sentences } from "../../js/context-meter.js";
 let meters = 0;
 
 export class ContextMeter {
-  /** @param hooks {{summarize()}} */
+  /** @param hooks {{summarize(), stopSummary()}}: a summary under way can be stopped from the same button */
   constructor(hooks) {
     const id = `context-split-${++meters}`;
     this.label = h("span", { class: "meter-label" });
@@ -22,7 +22,9 @@ export class ContextMeter {
     this.total = h("td");
     this.levelLine = h("p", { class: "meter-level" });
     this.notes = h("ul", { class: "meter-notes" });
-    this.panelButton = h("button", { type: "button", class: "ghost accent summarize-btn", onclick: () => hooks.summarize() }, "Summarize now");
+    const summarize = () => (this.compacting ? hooks.stopSummary() : hooks.summarize());
+    this.compacting = false;
+    this.panelButton = h("button", { type: "button", class: "ghost accent summarize-btn", onclick: summarize }, "Summarize now");
     this.panel = h("div", { class: "meter-panel", id, role: "group", "aria-label": "What the next request carries", hidden: true },
       h("table", { class: "meter-split" },
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Part"), h("th", { scope: "col" }, "Tokens"))),
@@ -32,7 +34,7 @@ export class ContextMeter {
     this.el = h("div", { class: "context-meter", hidden: true, dataset: { level: "ok" } }, this.button, this.panel);
     // Above the message box when the next message cannot fit: said once, with the way out.
     this.warningText = h("span");
-    this.warningButton = h("button", { type: "button", class: "ghost accent summarize-btn", onclick: () => hooks.summarize() }, "Summarize now");
+    this.warningButton = h("button", { type: "button", class: "ghost accent summarize-btn", onclick: summarize }, "Summarize now");
     this.warning = h("div", { class: "context-warning", role: "status", hidden: true }, this.warningText, this.warningButton);
     this.pinned = false;
     this.hovered = false;
@@ -77,10 +79,10 @@ export class ContextMeter {
     this.warning.hidden = level !== "over";
     this.warningText.textContent = level === "over" ? `${warning} ` : "";
     // Summarizing makes room for older messages, not for a message too long on its own.
+    this.compacting = compacting;
     for (const b of [this.panelButton, this.warningButton]) {
       b.hidden = !!refused;
-      b.disabled = compacting;
-      b.textContent = compacting ? "Summarizing…" : "Summarize now";
+      b.textContent = compacting ? "Stop summarizing" : "Summarize now";
       b.setAttribute("aria-busy", String(compacting));
     }
     if (!v) { this._pin(false); return; }
