@@ -145,9 +145,9 @@ class Numi:
 
 # --- X11 helpers (python-xlib, which pystray already brings) -------------------------------
 
-def find_window(display_name: str, title: str = "Numi"):
-    """The top-level window with this title, or None. The window takes the page's title, so
-    "Numi" also finds it as "<chat> — Numi" or "Numi — signed out"."""
+def mapped_window(display_name: str, match):
+    """The first mapped window for which match(display, window) is true, as
+    {"id", "width", "height", "x", "y"}, or None."""
     from Xlib import X, display as xdisplay
 
     d = xdisplay.Display(display_name)
@@ -156,10 +156,7 @@ def find_window(display_name: str, title: str = "Numi"):
         while stack:
             win = stack.pop()
             try:
-                name = window_title(d, win)
-                named = name == title or (isinstance(name, str) and (
-                    name.endswith(f" — {title}") or name.startswith(f"{title} — ")))
-                if named and win.get_attributes().map_state == X.IsViewable:
+                if match(d, win) and win.get_attributes().map_state == X.IsViewable:
                     geo = win.get_geometry()
                     pos = win.translate_coords(d.screen().root, 0, 0)
                     return {"id": win.id, "width": geo.width, "height": geo.height,
@@ -170,6 +167,17 @@ def find_window(display_name: str, title: str = "Numi"):
         return None
     finally:
         d.close()
+
+
+def find_window(display_name: str, title: str = "Numi"):
+    """The top-level window with this title, or None. The window takes the page's title, so
+    "Numi" also finds it as "<chat> — Numi" or "Numi — signed out"."""
+    def named(d, win) -> bool:
+        name = window_title(d, win)
+        return name == title or (isinstance(name, str) and (
+            name.endswith(f" — {title}") or name.startswith(f"{title} — ")))
+
+    return mapped_window(display_name, named)
 
 
 def window_title(d, win) -> str | None:
@@ -247,27 +255,18 @@ def tray_click(env: dict, bus_name: str, item_id: int) -> None:
 
 def find_dialog(display_name: str, owner_title: str = "Numi"):
     """The id of a mapped window transient for the one titled `owner_title` (a modal question), or None."""
-    from Xlib import X, Xatom, display as xdisplay
+    from Xlib import Xatom
 
-    d = xdisplay.Display(display_name)
-    try:
-        owner = find_window(display_name, owner_title)
-        if owner is None:
-            return None
-        stack = [d.screen().root]
-        while stack:
-            win = stack.pop()
-            try:
-                prop = win.get_full_property(Xatom.WM_TRANSIENT_FOR, Xatom.WINDOW)
-                if (prop is not None and prop.value[0] == owner["id"]
-                        and win.get_attributes().map_state == X.IsViewable):
-                    return win.id
-                stack.extend(win.query_tree().children)
-            except Exception:
-                continue
+    owner = find_window(display_name, owner_title)
+    if owner is None:
         return None
-    finally:
-        d.close()
+
+    def transient(d, win) -> bool:
+        prop = win.get_full_property(Xatom.WM_TRANSIENT_FOR, Xatom.WINDOW)
+        return prop is not None and prop.value[0] == owner["id"]
+
+    found = mapped_window(display_name, transient)
+    return found["id"] if found else None
 
 
 def press_keys(display_name: str, window_id: int, *keys: str) -> None:

@@ -5,29 +5,14 @@ from pathlib import Path
 
 from PIL import Image, ImageChops, ImageStat
 
-from tests.desktop.harness import Numi, find_window, wait_x
+from tests.desktop.harness import Numi, find_window, mapped_window, wait_x, window_title
 from tests.numi_client import Api
 
 
 def titled(display: str, title: str):
     """The mapped window titled exactly `title`, or None."""
-    from Xlib import X, display as xdisplay
-
-    from tests.desktop.harness import window_title
-    d = xdisplay.Display(display)
-    try:
-        stack = [d.screen().root]
-        while stack:
-            win = stack.pop()
-            try:
-                if window_title(d, win) == title and win.get_attributes().map_state == X.IsViewable:
-                    return win.id
-                stack.extend(win.query_tree().children)
-            except Exception:
-                continue
-        return None
-    finally:
-        d.close()
+    found = mapped_window(display, lambda d, win: window_title(d, win) == title)
+    return found["id"] if found else None
 
 
 ROOT = Path(__file__).resolve().parents[2]
