@@ -446,6 +446,26 @@ def plans_on_branch(chat_id: str) -> list[tuple[int, dict]]:
     return [(r[0], json.loads(r[3])) for r in rows if r[0] in on]
 
 
+def plan_executions_on_branch(chat_id: str) -> list[dict]:
+    """The content parts of the user messages on the chat's active branch that executed a plan,
+    newest first; only those rows are read, not the whole branch."""
+    rows = db.execute_sql("SELECT id, line_id, depth, content_parts_json FROM message WHERE chat_id = ? "
+                          "AND role = 'user' AND content_parts_json LIKE '%\"plan\"%' AND deleted_at IS NULL "
+                          "ORDER BY id DESC", (chat_id,)).fetchall()
+    if not rows:
+        return []
+    on = on_active_branch(active_leaf(chat_id), {r[0]: (r[1], r[2]) for r in rows})
+    out = []
+    for row_id, _, _, parts in rows:
+        try:
+            value = json.loads(parts) if row_id in on else None
+        except (TypeError, ValueError):
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out
+
+
 # --- which messages are on the active branch (search) ----------------------------------
 
 def on_active_branch(leaf_id: int | None, hits: dict[int, tuple[int, int]]) -> set[int]:

@@ -16,7 +16,6 @@ stays offered until every step is done or the chat's mode changes.
 """
 from __future__ import annotations
 
-import json
 import secrets
 
 from backend.core.tools import Tool, ToolRegistry
@@ -183,20 +182,8 @@ def _steps_of(plan: dict | None) -> list | None:
 
 def _executed_as(chat_id: str, plan_id: str) -> list | None:
     """The steps of that plan as its last execution on the active branch quoted them, or None."""
-    # Only the chat's user messages that executed a plan are read (not the whole branch).
-    rows = db.execute_sql("SELECT id, line_id, depth, content_parts_json FROM message WHERE chat_id = ? "
-                          "AND role = 'user' AND content_parts_json LIKE '%\"plan\"%' AND deleted_at IS NULL "
-                          "ORDER BY id DESC", (chat_id,)).fetchall()
-    if not rows:
-        return None
-    on = history.on_active_branch(history.active_leaf(chat_id), {r[0]: (r[1], r[2]) for r in rows})
-    for row_id, _, _, parts in rows:
-        if row_id not in on:
-            continue
-        try:
-            executed = quoted(json.loads(parts))
-        except (TypeError, ValueError):
-            continue
+    for parts in history.plan_executions_on_branch(chat_id):
+        executed = quoted(parts)
         if executed is not None and executed.get("plan_id") == plan_id:
             return _steps_of(executed)
     return None
