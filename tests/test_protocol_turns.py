@@ -386,23 +386,27 @@ def test_a_long_chat_sends_its_newest_turns_and_says_how_many_were_left_out(setu
         for statement, args in link_in_order_sql(chat):
             con.execute(statement, args)
     con.close()
-    # Without compaction the oldest turns are left out, and the turn says so.
+    # Tokens are the budget (no message cap): a window too small for the whole chat leaves
+    # the oldest turns out when compaction is off, and the turn says so.
+    assert setup.api.patch(f"/api/models/{setup.model['id']}", {"context_window": 2000}).status == 200
     assert setup.api.patch("/api/settings", {"compaction": {"auto": False}}).status == 200
     setup.fake.enqueue([S.text("ok")])
     sock = setup.socket(chat)
     send(sock, "newest", "r1")
     trimmed = sock.until("context_trimmed")
     assert sock.until("turn_end")["status"] == "completed"
-    assert trimmed["messages_omitted"] == 603
     # tokens_before counts the whole branch (600 usable messages), not only the rows read.
     assert trimmed["tokens_before"] > 2.5 * trimmed["tokens_after"], trimmed
     body = setup.fake.wait_requests(1)[0].body
     sent = [m for m in body["messages"] if m["role"] != "system"]
-    # Whole turns, the newest last, within the 200-message budget.
+    # Whole turns, the newest last: the first message sent is a question, q<first>.
     assert sent[-1] == {"role": "user", "content": "newest"}
     assert [m["content"] for m in sent[-3:-1]] == ["q299", "a299"]
-    assert len(sent) == 199 and sent[0]["content"] == "q201"
-    # Everything above q201 on the branch is left out: 201 turns of 3 rows (the failed
-    # empty replies are counted too: they are messages of the branch the model does not see).
+    first = int(sent[0]["content"][1:])
+    assert sent[0]["role"] == "user" and 0 < first < 290
+    assert len(sent) == 2 * (300 - first) + 1
+    # Everything above q<first> is left out: `first` turns of 3 rows (the failed empty
+    # replies are counted too: they are messages of the branch the model does not see).
+    assert trimmed["messages_omitted"] == 3 * first
     system = [m["content"] for m in body["messages"] if m["role"] == "system"]
-    assert any("the 603 oldest messages" in s for s in system), system
+    assert any(f"the {3 * first} oldest messages" in s for s in system), system
