@@ -9,9 +9,10 @@ exact URL in a message of the chat's active branch, or approved it on a card
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from urllib.parse import urlsplit
 
-from backend.core.tools import ToolRegistry
+from backend.core.tools import ToolRegistry, parse_arguments
 from backend.store import history
 from backend.store.models import Setting
 from backend.tools import fetch_guard
@@ -100,3 +101,35 @@ def bind(tools: ToolRegistry, granted: set[str]) -> None:
     """The turn's web_fetch (when offered) reads the trusted origins and the URLs in `granted`."""
     if tools.get(NAME) is not None:
         tools.add(fetch_tool(allowed=lambda: origins() | granted))
+
+
+class TurnFetches:
+    """What one turn's web_fetch may read on the person's own network: the trusted origins,
+    URLs typed on the branch, and URLs approved on a card during the turn."""
+
+    def __init__(self, chat_id: str):
+        self.chat_id = chat_id
+        self.granted: set[str] = set()
+
+    def bind(self, tools: ToolRegistry) -> None:
+        bind(tools, self.granted)
+
+    def unvouched(self, call) -> str | None:
+        """A web_fetch call's URL when it leads into the person's own network and nothing allows
+        it yet, so the call must ask; else None."""
+        if call.name != NAME:
+            return None
+        try:
+            url = parse_arguments(call).get("url")
+        except ValueError:
+            return None
+        return unvouched(self.chat_id, url, self.granted)
+
+    def grant(self, call, edited: str | None, local: str | None) -> None:
+        """An allowed web_fetch of a private URL may read that exact URL (the edited one, if edited)."""
+        if call.name != NAME:
+            return
+        if edited is not None and edited != call.arguments:
+            local = self.unvouched(replace(call, arguments=edited))
+        if local:
+            self.granted.add(local)

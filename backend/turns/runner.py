@@ -23,7 +23,6 @@ from backend.core.cancel import CancelToken
 from backend.store import history
 from backend.store.db import db, now
 from backend.store.models import Chat, ModelEntry
-from backend.tools.fetch import NAME as FETCH
 from backend.turns import approvals, compaction, fetch_setting, metrics, next_request, plans, questions, research
 from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
 from backend.turns.hub import ChatHub
@@ -97,7 +96,7 @@ class Turn:
         self.sources = TurnSources(self.publish)
         self.saved_sources = SavedSources(self.sources)
         self._diffs: dict[str, str] = {}  # call id -> what the running call changes, for its end and result
-        self._fetch_urls: set[str] = set()  # private URLs the person typed or approved: web_fetch may read them
+        self.fetches = fetch_setting.TurnFetches(chat_id)  # what web_fetch may read on the person's network
         # What private content the conversation has read: a call that sends text out then asks.
         self.reads = TurnReads(lambda: branch_reads(history.tool_rows(chat_id), self.tools.get))
 
@@ -134,7 +133,7 @@ class Turn:
         if self.tools.get(questions.NAME) is not None:
             self.tools.add(self.questions.tool())  # the same spec, answered by this turn's questions
         plans.bind(self.tools, self._record_plan)
-        fetch_setting.bind(self.tools, self._fetch_urls)
+        self.fetches.bind(self.tools)
         if continuing:
             # The reply's text already cites its sources: their numbers go on from there.
             saved = history.by_ids([self.continue_message_id])[self.continue_message_id].citation_sources
@@ -375,7 +374,7 @@ class Turn:
         # After a private read, text going out asks whatever the policy or standing rules say.
         outbound = self.reads.check(call, tool)
         # A fetch into the person's own network asks too, unless they typed or trusted that address.
-        local = self._unvouched_fetch(call)
+        local = self.fetches.unvouched(call)
         if not (changed or outbound or local) and (policy == "allow" or approvals.covered(self.chat_id, call)):
             return agent.Decision("allow")
         approval_id = "a_" + secrets.token_hex(6)
@@ -407,33 +406,13 @@ class Turn:
             return agent.Decision("deny", "The turn was stopped before anyone answered.")
         if decision.kind != "deny":
             approvals.approved_as_is(tool)
-            self._grant_fetch(call, decision.arguments, local)
+            self.fetches.grant(call, decision.arguments, local)
         if decision.kind == "allow_always" and not outbound and not local:
             ran = call if decision.arguments is None else replace(call, arguments=decision.arguments)
             rule = approvals.rule_for(ran)
             if rule is not None:
                 approvals.remember(self.chat_id, rule)
         return decision
-
-    def _unvouched_fetch(self, call) -> str | None:
-        """A web_fetch call's URL when it leads into the person's own network and neither a URL they
-        typed nor Settings → Web fetch allows it; else None."""
-        if call.name != FETCH:
-            return None
-        try:
-            url = toolbox.parse_arguments(call).get("url")
-        except ValueError:
-            return None
-        return fetch_setting.unvouched(self.chat_id, url, self._fetch_urls)
-
-    def _grant_fetch(self, call, edited: str | None, local: str | None) -> None:
-        """An allowed web_fetch of a private URL may read that exact URL (the edited one, if edited)."""
-        if call.name != FETCH:
-            return
-        if edited is not None and edited != call.arguments:
-            local = self._unvouched_fetch(replace(call, arguments=edited))
-        if local:
-            self._fetch_urls.add(local)
 
     def _diff_of(self, call) -> str | None:
         """What the call would change, where its tool can say (a write's diff); else None."""
