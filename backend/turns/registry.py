@@ -55,14 +55,21 @@ def _refuse(decision) -> None:
         raise CommandError(decision.code, decision.message)
 
 
+class _Summary:
+    """A running "Summarize now": how to cancel it, and when it has ended."""
+
+    def __init__(self):
+        self.cancel = CancelToken()
+        self.done = threading.Event()
+
+
 class _ChatState:
     def __init__(self, hub: ChatHub):
         self.hub = hub
         self.turn: Turn | None = None
         self.thread: threading.Thread | None = None
         self.rules = ChatQueue()  # running or not, and the queue: changed under the registry's lock
-        self.summary: CancelToken | None = None  # the running "Summarize now", while one runs
-        self.summary_done: threading.Event | None = None
+        self.summary: _Summary | None = None  # the running "Summarize now", while one runs
 
 
 def limits_from_env() -> agent.Limits:
@@ -121,10 +128,9 @@ class TurnRegistry:
                 state.turn.cancel.cancel("shutdown")
             if state.thread is not None:
                 threads.append(state.thread)
-            summary, done = state.summary, state.summary_done
-            if summary is not None and done is not None:
-                summary.cancel("shutdown")
-                summaries.append(done)
+            if state.summary is not None:
+                state.summary.cancel.cancel("shutdown")
+                summaries.append(state.summary.done)
         deadline = threading.Event()
         timer = threading.Timer(timeout, deadline.set)
         timer.start()
@@ -270,7 +276,7 @@ class TurnRegistry:
                 self._publish_queue(chat_id)
             turn, summary = state.turn, state.summary
         if summary is not None:
-            summary.cancel("stopped")
+            summary.cancel.cancel("stopped")
         if turn is None:
             return summary is not None
         turn.cancel.cancel()
@@ -280,9 +286,9 @@ class TurnRegistry:
         """Stop the chat's turn or summary and drop its queue; True once neither runs (waiting up to `wait` s)."""
         self.stop(chat_id, clear_queue=True)
         state = self._state(chat_id)
-        thread, done = state.thread, state.summary_done
-        if done is not None and wait > 0:
-            done.wait(wait)
+        thread, summary = state.thread, state.summary
+        if summary is not None and wait > 0:
+            summary.done.wait(wait)
         if thread is not None and wait > 0:
             thread.join(wait)
         return state.turn is None and state.summary is None
@@ -301,14 +307,13 @@ class TurnRegistry:
         with self._lock:
             _refuse(state.rules.summarize(self._closing))
             state.rules.start_summary()
-            token = state.summary = CancelToken()
-            done = state.summary_done = threading.Event()
+            summary = state.summary = _Summary()
         try:
-            return work(token)
+            return work(summary.cancel)
         finally:
             try:
                 with self._lock:
-                    state.summary = state.summary_done = None
+                    state.summary = None
                     following = state.rules.summary_ended(self._closing)
                     if isinstance(following, Start):
                         # As after a turn: the queued message joins the branch as its turn starts.
@@ -316,7 +321,7 @@ class TurnRegistry:
                         self._start(state, chat_id, attached.id if attached else None)
                         self._publish_queue(chat_id)
             finally:
-                done.set()
+                summary.done.set()
 
     def edit(self, chat_id: str, message_id: int, content: str, request_id: str | None = None) -> None:
         """A new version of a user message, a sibling of it, answered by a new turn (CONTRACT §5)."""
