@@ -8,7 +8,9 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 
 import { MAY_CITE, markerLabel, markerParts, shownSources, siteOf, webUrl, withCitedSources } from "../../web/js/citations.js";
-import { applyEvent, initialState, loadHistory, localSend } from "../../web/js/reducer.js";
+import { applyEvent, initialState } from "../../web/js/reducer.js";
+import { loadHistory } from "../../web/js/history-page.js";
+import { localSend } from "../../web/js/turn-events.js";
 import { BACKENDS, backendInfo, searchState } from "../../web/js/web-search.js";
 import { deepFreeze } from "./freeze.mjs";
 

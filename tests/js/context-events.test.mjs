@@ -6,8 +6,9 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
-import { initialState, applyEvent, loadHistory, loadCompaction } from "../../web/js/reducer.js";
-import { contextMarks } from "../../web/js/context-marks.js";
+import { initialState, applyEvent } from "../../web/js/reducer.js";
+import { loadHistory } from "../../web/js/history-page.js";
+import { contextMarks, loadCompaction } from "../../web/js/context-marks.js";
 import { deepFreeze } from "./freeze.mjs";
 
 const E = "e1";

@@ -6,7 +6,8 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 
 import { MODES, canExecute, modeInfo, newestPlans, planExecutions, planProgress, planState } from "../../web/js/plans.js";
-import { applyEvent, initialState, loadHistory } from "../../web/js/reducer.js";
+import { applyEvent, initialState } from "../../web/js/reducer.js";
+import { loadHistory } from "../../web/js/history-page.js";
 
 const EPOCH = "e1";
 const STEPS = [{ text: "Read", status: "done" }, { text: "Write", status: "active" }, { text: "Check", status: "pending" }];

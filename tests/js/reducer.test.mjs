@@ -8,7 +8,9 @@ import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
-import { initialState, applyEvent, loadHistory, localSend } from "../../web/js/reducer.js";
+import { initialState, applyEvent } from "../../web/js/reducer.js";
+import { loadHistory } from "../../web/js/history-page.js";
+import { localSend } from "../../web/js/turn-events.js";
 import { deepFreeze } from "./freeze.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));

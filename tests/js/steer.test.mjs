@@ -7,7 +7,9 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 
-import { initialState, applyEvent, loadHistory, localSend } from "../../web/js/reducer.js";
+import { initialState, applyEvent } from "../../web/js/reducer.js";
+import { loadHistory } from "../../web/js/history-page.js";
+import { localSend } from "../../web/js/turn-events.js";
 import { deepFreeze } from "./freeze.mjs";
 
 const E = "e1";

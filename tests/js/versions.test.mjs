@@ -5,9 +5,8 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 
-import {
-  initialState, applyEvent, loadHistory, loadEarlier, replaceBranch, showBranch, showLive, shownMessages,
-} from "../../web/js/reducer.js";
+import { initialState, applyEvent } from "../../web/js/reducer.js";
+import { loadHistory, loadEarlier, replaceBranch, showBranch, showLive, shownMessages } from "../../web/js/history-page.js";
 import { deepFreeze } from "./freeze.mjs";
 
 const E = "e1";

@@ -2,8 +2,10 @@
 // goes through applyEvent (web/js/reducer.js) and the views re-render from the
 // resulting state; nothing here touches the DOM.
 
-import { initialState, applyEvent, loadHistory, loadEarlier, localSend, replaceBranch, showBranch, showLive,
-  shownMessages, loadCompaction } from "../js/reducer.js";
+import { initialState, applyEvent } from "../js/reducer.js";
+import { loadHistory, loadEarlier, replaceBranch, showBranch, showLive, shownMessages } from "../js/history-page.js";
+import { localSend } from "../js/turn-events.js";
+import { loadCompaction } from "../js/context-marks.js";
 import { get, post, answer } from "./api.js";
 import { ChatSocket } from "./socket.js";
 import { schedule, afterPaint } from "./store.js";
@@ -16,7 +18,6 @@ const { PAGE, chatPaths, takeEarly } = self.numiEarly;
 
 // The events that append text, each to the message field of its own name.
 const TEXT_EVENTS = new Set(["content", "reasoning"]);
-let textGens = 0; // a record's generation: never reused, so a stale one is never mistaken
 // Paging back to a message a search found takes the server's largest pages.
 const JUMP_PAGE = 200;
 const notQueued = (m) => m.status !== "queued";
@@ -43,8 +44,8 @@ export class ChatSession {
     this.connection = "connecting";
     this.socket = null;
     this.closed = false;
-    // Text the last events appended, per "<message id>:<field>" (see textSince).
-    this.appended = new Map();
+    // Who draws a message's streaming text, by message id (watchText).
+    this.textWatchers = new Map();
     // Bumped whenever the branch shown changes under a read in flight (a switch, a new
     // version): an answer read before it is not merged into the branch after it.
     this.branchGen = 0;
@@ -132,9 +133,8 @@ export class ChatSession {
     const wasRunning = this.running;
     const before = this.state;
     this.state = applyEvent(before, event);
-    // Any other event may change a message some other way: the records start over.
-    if (TEXT_EVENTS.has(event.type)) this._noteText(before, event, event.type);
-    else this.appended.clear();
+    // A delta its message's bubble drew needs no frame.
+    const drawn = TEXT_EVENTS.has(event.type) && this.state !== before && this._handText(before, event);
     if (event.type === "branched") this.branchGen += 1;
     if (event.type === "title_update" && event.title) this.hooks.onTitle?.(this.chatId, event.title);
     if (this.running !== wasRunning || event.type === "turn_end") this.hooks.onActivity?.(this.chatId, this.running);
@@ -151,47 +151,29 @@ export class ChatSession {
     }
     if (this.state.branchStale != null && !this.switches) this._rereadBranch();
     if (CONTEXT_EVENTS.has(event.type) && this.state !== before) this.refreshContext();
-    schedule();
+    if (!drawn) schedule();
   }
 
   /**
-   * Keep what a text event appended, so the view can draw just that (textSince) instead
-   * of slicing the whole message text each frame. Anything but a plain append of the
-   * event's delta (a message started over, a replay) starts the record afresh.
+   * Let `take(field, delta, now, was)` draw message `id`'s text as it streams: called with
+   * each `content` / `reasoning` delta the fold applied to it (`was` the message before,
+   * `now` after), it draws the delta and returns true, or returns false and the next frame
+   * draws the message. One watcher per message (the newest). Returns what stops it.
    */
-  _noteText(before, event, field) {
+  watchText(id, take) {
+    this.textWatchers.set(id, take);
+    return () => { if (this.textWatchers.get(id) === take) this.textWatchers.delete(id); };
+  }
+
+  /** Hand a text event's delta to its message's watcher; true when it drew it. */
+  _handText(before, event) {
     const id = event.message_id ?? this.state.turn?.messageId;
-    const now = this.state.messages.find((m) => m.id === id);
-    if (!now) return;
-    const key = `${id}:${field}`;
-    const old = before.messages.find((m) => m.id === id);
-    const rec = this.appended.get(key);
-    const delta = typeof event.delta === "string" ? event.delta : "";
-    if (rec && old && rec.end === old[field].length && old[field].length + delta.length === now[field].length) {
-      if (delta) rec.parts.push(delta);
-      rec.end = now[field].length;
-    } else {
-      this.appended.set(key, { gen: ++textGens, start: now[field].length, end: now[field].length, parts: [] });
-    }
-  }
-
-  /**
-   * The text appended to message `id`'s `field` after offset `from`, when the record
-   * (generation `gen`, as this returned or textGen gave) covers it; else null and the
-   * caller draws the whole text. What is returned is dropped from the record.
-   */
-  textSince(id, field, gen, from) {
-    const rec = this.appended.get(`${id}:${field}`);
-    if (!rec || rec.gen !== gen || from < rec.start || from > rec.end) return null;
-    const text = rec.parts.join("").slice(from - rec.start);
-    rec.parts = [];
-    rec.start = rec.end;
-    return text;
-  }
-
-  /** The record's generation for `id`'s `field` now (0 when there is none). */
-  textGen(id, field) {
-    return this.appended.get(`${id}:${field}`)?.gen ?? 0;
+    const take = this.textWatchers.get(id);
+    if (!take) return false;
+    // The reply being written is at the end of the branch.
+    const now = this.state.messages.findLast((m) => m.id === id);
+    const was = before.messages.findLast((m) => m.id === id);
+    return !!now && take(event.type, event.delta, now, was);
   }
 
   _send(frame) {

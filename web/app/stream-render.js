@@ -94,13 +94,14 @@ export class StreamRenderer {
   }
 
   /**
-   * The streaming path: `added` follows the text shown so far. Nothing here reads
-   * the whole text, only the open part after the last cut: a long reply's text is
-   * never copied again per frame (slicing a string built by appends copies all of it).
+   * The streaming path: `added` follows the text shown so far, and `text` is the whole
+   * text with it — the caller's string, kept as it is (this builds no copy of it). Nothing
+   * here reads the whole text, only the open part after the last cut: a long reply's text
+   * is never copied again per delta (slicing a string built by appends copies all of it).
    */
-  append(added) {
+  append(added, text) {
     if (!added || this.final) return;
-    this.text += added;
+    this.text = text;
     this.open += added;
     this._grown();
   }

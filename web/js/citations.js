@@ -1,9 +1,13 @@
 // A reply's sources (CONTRACT §8 `sources`) and the `[n]` markers its text cites them
-// with. Pure, no DOM (node-tested): the page's markers and list are views/sources.js.
+// with, and the `sources` event that brings them (`sourceEvents`, registered into the fold
+// by web/js/reducer.js). Pure, no DOM (node-tested): the page's markers and list are
+// views/sources.js.
 //
 // A source comes from a web page or a search backend: every field of it is untrusted
 // text. Here it is only ever read as strings; an address becomes a link only when it
 // is http(s).
+
+import { mergeSources, updateMessage } from "./chat-state.js";
 
 // `[n]` with n a whole number from 1 (three digits at most: a turn's sources are counted
 // in tens). `[1][2]` is two markers; `[1, 2]`, `[0]` and `[01]` are none.
@@ -91,3 +95,18 @@ export function withCitedSources(value, sources) {
   });
   return `${body.replace(/\s+$/, "")}\n\nSources:\n${lines.join("\n")}\n`;
 }
+
+export const sourceEvents = {
+  /**
+   * Sources a tool of the turn brought in (CONTRACT §8), numbered per turn: kept on the turn
+   * and shown on its newest reply (`message.sources`, as GET …/messages gives them), one per n.
+   */
+  sources(state, e) {
+    if (!state.turn || state.turn.id !== e.turn_id) return state;
+    const items = (e.items || []).map((item) => ({ ...item, kind: e.kind }));
+    const sources = mergeSources(state.turn.sources || [], items);
+    if (sources === state.turn.sources) return state;
+    const next = { ...state, turn: { ...state.turn, sources } };
+    return updateMessage(next, state.turn.messageId, (m) => ({ ...m, sources }));
+  },
+};

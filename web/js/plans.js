@@ -1,6 +1,9 @@
 // Modes and plans (CONTRACT §7) as the window shows them: the modes the composer offers,
 // a plan's progress in words, which card of a plan is its newest, and when it can be
-// executed. Pure: no DOM, tested in tests/js/plans.test.mjs.
+// executed; and the `plan` event that puts a plan on its message (`planEvents`, registered
+// into the fold by web/js/reducer.js). Pure: no DOM, tested in tests/js/plans.test.mjs.
+
+import { updateMessage } from "./chat-state.js";
 
 export const MODES = Object.freeze([
   { value: "ask", label: "Ask", hint: "Each tool runs or asks as its approval settings say." },
@@ -78,3 +81,15 @@ export function planState(plan, { newest, running, execution, lastUserId }) {
   if (execution && (unchanged || planProgress(plan).finished)) return { executable: false, state: "executed" };
   return { executable: canExecute(plan, { newest, running }) && !unchanged, state: "" };
 }
+
+export const planEvents = {
+  /**
+   * update_plan made or changed a plan (CONTRACT §7): the message whose step called it
+   * carries the plan as it now stands (`plan`, the shape GET …/messages gives).
+   */
+  plan(state, e) {
+    const plan = { plan_id: e.plan_id, steps: (e.steps || []).map((s) => ({ text: s.text, status: s.status })) };
+    const id = e.message_id ?? [...state.messages].reverse().find((m) => m.plan?.plan_id === e.plan_id)?.id;
+    return updateMessage(state, id, (m) => (JSON.stringify(m.plan) === JSON.stringify(plan) ? m : { ...m, plan }));
+  },
+};

@@ -1,12 +1,15 @@
 // What a question card holds and sends (CONTRACT §7 `question` / `answer`), as pure rules:
-// the picks per item, what a digit key does, and the answers an `answer` frame carries.
-// No DOM: the card (web/app/views/question-card.js) reads and writes its inputs through
+// the picks per item, what a digit key does, and the answers an `answer` frame carries;
+// and the questions waiting in the chat's state (`questionEvents`, registered into the
+// fold by web/js/reducer.js). No DOM: the card (web/app/views/question-card.js) reads and writes its inputs through
 // these, and tests/js/questions.test.mjs runs them under node.
 //
 // A pick is per item: `{choice, checked, other}` — `choice` the picked option's value (a
 // choice item; OTHER for "something else"), `checked` the ticked values (a multi item;
 // OTHER among them for "something else"), `other` what was written in the box (or in a
 // text item). Written words win over the pick they sit beside: typing in the box picks it.
+
+import { STREAMING, NEW_EPOCH, findCallOwner } from "./chat-state.js";
 
 /** The value "Something else…" stands for in a pick (never sent: its text is). */
 export const OTHER = "\u0000other";
@@ -91,3 +94,39 @@ export function answersOf(items, picks) {
   }
   return { answers };
 }
+
+// --- the questions waiting for the person ----------------------------------------------
+
+// The state's slice: questions of the running turn waiting for the person (`question`):
+// {question_id, call_id, items, timeout_s?}; each goes with its call's tool_end, or the turn's end.
+export const questionSlices = { questions: [] };
+
+const noQuestions = (state) => (state.questions.length ? { ...state, questions: [] } : state);
+
+export const questionEvents = {
+  /**
+   * The model asks the person (CONTRACT §7). A question is sent again, with a new id, to a
+   * socket that resumes: one already shown stays as it is. One whose call has ended (its
+   * tool_end came first) is no longer waiting.
+   */
+  question(state, e) {
+    if (state.questions.some((q) => q.question_id === e.question_id)) return state;
+    const owner = findCallOwner(state, e.call_id);
+    if (owner?.toolCalls.find((c) => c.id === e.call_id)?.state === "done") return state;
+    const q = { question_id: e.question_id, call_id: e.call_id, items: e.items || [] };
+    if (Number.isInteger(e.timeout_s)) q.timeout_s = e.timeout_s;
+    return { ...state, questions: [...state.questions, q] };
+  },
+
+  tool_end(state, e) {
+    if (!state.questions.some((q) => q.call_id === e.call_id)) return state;
+    return { ...state, questions: state.questions.filter((q) => q.call_id !== e.call_id) };
+  },
+
+  // A new turn, the turn's end, a snapshot of a turn that no longer runs, a server
+  // restart: no question waits any more.
+  turn_start: noQuestions,
+  turn_end: noQuestions,
+  snapshot: (state, e) => (e.status === STREAMING ? state : noQuestions(state)),
+  [NEW_EPOCH]: noQuestions,
+};

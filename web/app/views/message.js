@@ -61,14 +61,6 @@ function thoughtLabel(ms) {
   return s < 60 ? `Thought for ${s} s` : `Thought for ${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
-/** `b` is `a` with other text (content or reasoning): every other field the same object. */
-function onlyTextDiffers(a, b) {
-  if (!a) return false;
-  for (const k in b) if (k !== "content" && k !== "reasoning" && a[k] !== b[k]) return false;
-  for (const k in a) if (!(k in b)) return false;
-  return true;
-}
-
 /**
  * ‹ n/m ›: the versions of a message (CONTRACT §5 `versions`), a group named "Version n
  * of m" so a screen reader says where it is when focus enters it. The ends are
@@ -111,7 +103,7 @@ const versionsKey = (v) => (v && v.count > 1 ? `${v.index}/${v.count}/${v.ids?.j
 export class MessageView {
   /**
    * @param actions {{edit(id, text), regenerate(id, modelId?), continueReply(),
-   *   switchVersion(fromId, toId, step)}}
+   *   switchVersion(fromId, toId, step), watchText(id, take) → unwatch}}
    */
   constructor(msg, actions) {
     this.actions = actions;
@@ -121,10 +113,20 @@ export class MessageView {
     this.sig = "";
     this.editing = false;
     this.toolRows = new Map();
-    this.textGens = {}; // per field, the session's record the drawn text follows (_added)
     this.el = h("article", { class: `msg ${msg.role}`, dataset: { id: String(msg.id) }, "aria-labelledby": `msg-meta-${++seq}` });
-    if (msg.role === "assistant") this._buildAssistant();
-    else this._buildPlain();
+    if (msg.role === "assistant") {
+      this._buildAssistant();
+      // A streaming reply's deltas come here as they are applied, not through a frame.
+      this.unwatch = actions.watchText?.(msg.id, (field, delta, now, was) => this._takeDelta(field, delta, now, was));
+    } else {
+      this._buildPlain();
+    }
+  }
+
+  /** The bubble is gone from the thread: its message's deltas are no longer its own. */
+  close() {
+    this.unwatch?.();
+    this.unwatch = null;
   }
 
   _buildAssistant() {
@@ -182,18 +184,13 @@ export class MessageView {
    * writing now), ownModel (the chat's own), waiting, steer, turnOver}
    */
   update(msg, ctx) {
-    // Everything the bubble shows but its text: while only the text grows (a streaming
-    // reply, every frame), only the text is drawn.
+    // Everything the bubble shows but its text (which its deltas draw: _takeDelta).
     const sig = [msg.status, !!msg.content, msg.role === "assistant" && modelLabel(msg.modelId || ctx.chatModel), !!msg.reasoning, msg.toolCalls?.length,
       (msg.toolCalls || []).map((c) => `${c.state}${c.ok}${c.output?.length}${ctx.waiting?.has(c.id)}${c.arguments?.length}${!!c.edited}`).join(","),
       !!msg.usage, !!msg.error, ctx.busy, ctx.lastAssistant, this.editing, !!ctx.steer?.has(msg.id), !!ctx.turnOver,
       versionsKey(msg.versions), ctx.ownModel, planKey(msg, ctx), stepKey(ctx.steps?.get(msg.id))].join("|");
     this.lastCtx = ctx;
     if (msg === this.msg && sig === this.sig) return;
-    if (sig === this.sig && this._onlyText(msg)) {
-      this._setText(msg);
-      return;
-    }
     this.msg = msg;
     this.sig = sig;
     if (this.editing) return; // keep the editor as the person left it
@@ -202,55 +199,31 @@ export class MessageView {
   }
 
   /**
-   * The chat view found that only this message's text changed since the last frame (its
-   * other fields are the same objects, and so is everything else the bubble reads): the
-   * text alone is drawn, without working out the rest of the bubble again.
+   * A delta the fold applied to this reply's `field` ("content" or "reasoning"): `was` the
+   * message before it, `now` after. Drawn here at once, and true, when it continues the
+   * text this bubble shows of the message it last drew: the fold then changed nothing but
+   * that text (web/js/turn-events.js). Else false: the first text of a field (the body or
+   * the reasoning shows), a message started over, anything the bubble has not drawn yet
+   * goes through the next frame, which draws the whole message.
    */
-  updateText(msg) {
-    if (this._onlyText(msg)) this._setText(msg);
-    else this.update(msg, this.lastCtx);
-  }
-
-  /**
-   * `msg` is the drawn reply with other text, and only that: every other field the same,
-   * and text where there was text (text appearing changes the body and the Copy button).
-   */
-  _onlyText(msg) {
-    const was = this.msg;
-    return this.role === "assistant" && !this.editing && onlyTextDiffers(was, msg)
-      && !msg.content === !was.content && !msg.reasoning === !was.reasoning;
-  }
-
-  _setText(msg) {
-    const was = this.msg;
-    this.msg = msg;
-    if (msg.content !== was.content || msg.reasoning !== was.reasoning) this._updateText(msg);
+  _takeDelta(field, delta, now, was) {
+    if (!delta || !was || was !== this.msg || was.status !== "streaming" || !was[field]
+        || now[field].length !== was[field].length + delta.length) return false;
+    this.msg = now;
+    if (field === "content") {
+      this.renderer.append(delta, now.content);
+    } else {
+      this.reasoningText.append(delta);
+      this.reasoningShown = now.reasoning;
+    }
+    return true;
   }
 
   _updateText(msg) {
     const streaming = msg.status === "streaming";
-    const added = this._added(msg, "content", this.renderer.length);
-    if (added != null) this.renderer.append(added);
-    else this.renderer.update(msg.content || "", !streaming);
+    this.renderer.update(msg.content || "", !streaming);
     this._timeReasoning(msg, streaming);
-    this._updateReasoning(msg.reasoning || "", streaming && !msg.content,
-      this._added(msg, "reasoning", this.reasoningShown.length));
-  }
-
-  /**
-   * What the session's events appended to `field` after offset `from` (what is drawn),
-   * or null when that is not known for certain: then the whole text is drawn. While a
-   * reply streams this keeps each frame to the new text (chat-session.js textSince).
-   */
-  _added(msg, field, from) {
-    const a = this.actions;
-    if (msg.status !== "streaming" || !a.textGen) return null;
-    const gen = a.textGen(msg.id, field);
-    const known = this.textGens[field];
-    this.textGens[field] = gen;
-    if (!gen || gen !== known) return null;
-    const added = a.textSince(msg.id, field, gen, from);
-    return added != null && from + added.length === (msg[field] || "").length ? added : null;
+    this._updateReasoning(msg.reasoning || "", streaming && !msg.content);
   }
 
   _updateAssistant(msg, ctx) {
@@ -352,18 +325,15 @@ export class MessageView {
     }
   }
 
-  /** @param added what was appended to the shown text, when known (else null) */
-  _updateReasoning(text, thinking, added = null) {
+  _updateReasoning(text, thinking) {
     setIf(this.reasoning, "hidden", !text);
     const label = thinking ? "Thinking…" : thoughtLabel(thoughtMs.get(this.id));
-    if ((added === "" || (added == null && text === this.reasoningShown)) && label === this.reasoningLabel) return;
+    if (text === this.reasoningShown && label === this.reasoningLabel) return;
     this.reasoningLabel = label;
     if (!text) return;
     setIf(this.reasoningSummary, "textContent", label);
-    // Append only the new part: O(new text) while it streams.
-    if (added != null) {
-      if (added) this.reasoningText.append(added);
-    } else if (text.startsWith(this.reasoningShown) && this.reasoningShown) {
+    // Append only the new part.
+    if (text.startsWith(this.reasoningShown) && this.reasoningShown) {
       const delta = text.slice(this.reasoningShown.length);
       if (delta) this.reasoningText.append(delta);
     } else {
