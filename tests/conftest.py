@@ -26,8 +26,9 @@ def start_server(tmp_path):
     """Start real servers with extra env (e.g. a short busy timeout); all are stopped afterwards."""
     started = []
 
-    def start(env: dict | None = None, data_dir=None) -> ServerProcess:
-        proc = ServerProcess(data_dir or tmp_path / f"data{len(started)}", env=env).start()
+    def start(env: dict | None = None, data_dir=None, fresh: bool = False) -> ServerProcess:
+        """`fresh`: a new interpreter, for a test of what only one shows (its /proc/<pid>/environ)."""
+        proc = ServerProcess(data_dir or tmp_path / f"data{len(started)}", env=env, fresh=fresh).start()
         started.append(proc)
         return proc
 

@@ -1,12 +1,17 @@
 """Test clients for a running Numi server: HTTP with the token, and WebSocket."""
 from __future__ import annotations
 
+import atexit
 import http.client
 import json
 import os
+import select
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -79,23 +84,124 @@ class Response:
         return f"<Response {self.status} {self.body!r}>"
 
 
-class ServerProcess:
-    """The real server as a subprocess on a temp data dir (kill -9 and restart included)."""
+class Forked:
+    """A server forked by tests/spawner.py, with the parts of `subprocess.Popen` the tests use."""
 
-    def __init__(self, data_dir: Path, env: dict | None = None, preexec_fn=None):
+    def __init__(self, conn: socket.socket, pid: int, stdout):
+        self.conn, self.pid, self.stdout = conn, pid, stdout
+        self.returncode: int | None = None
+        self._lock = threading.Lock()
+        self._reader = conn.makefile("rb")
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            ready, _, _ = select.select([self.conn], [], [], 0)
+            if ready:
+                self._read_status()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            ready, _, _ = select.select([self.conn], [], [], timeout)
+            if not ready:
+                raise subprocess.TimeoutExpired(f"server {self.pid}", timeout)
+            self._read_status()
+        return self.returncode
+
+    def _read_status(self) -> None:
+        with self._lock:
+            if self.returncode is None:
+                line = self._reader.readline()
+                self.returncode = json.loads(line)["status"] if line else -signal.SIGKILL
+                self._reader.close()
+                self.conn.close()
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class _Spawner:
+    """The one fork server (tests/spawner.py) of this test process, started on first use."""
+
+    proc: subprocess.Popen | None = None
+    path: str | None = None
+
+    @classmethod
+    def spawn(cls, args: list[str], env: dict) -> Forked:
+        if cls.proc is None or cls.proc.poll() is not None:
+            cls.path = os.path.join(tempfile.mkdtemp(prefix="numi-spawner-"), "s")
+            cls.proc = subprocess.Popen([sys.executable, "-m", "tests.spawner", cls.path], cwd=ROOT,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=dict(os.environ))
+            if cls.proc.stdout.readline() != b"ready\n":
+                raise RuntimeError("the test fork server did not start")
+            atexit.register(cls.stop)
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(cls.path)
+        read_fd, write_fd = os.pipe()
+        request = {"args": args, "env": env, "cwd": str(ROOT), "main": str(ROOT / "backend" / "__main__.py")}
+        socket.send_fds(conn, [json.dumps(request).encode()], [write_fd])
+        os.close(write_fd)
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = conn.recv(1)
+            if not chunk:
+                raise RuntimeError("the test fork server closed the connection")
+            reply += chunk
+        return Forked(conn, json.loads(reply)["pid"], os.fdopen(read_fd, "r"))
+
+    @classmethod
+    def stop(cls) -> None:
+        """End the fork server, and with it any server a test left running."""
+        if cls.proc is not None:
+            cls.proc.stdin.close()
+            cls.proc.wait(30)
+            cls.proc.stdout.close()
+
+    @staticmethod
+    def can_fork(env: dict, preexec_fn) -> bool:
+        """Whether a forked server would be the same as a fresh one: no preexec_fn, and the
+        interpreter's own settings (PYTHON* variables, read once at start-up) unchanged."""
+        if preexec_fn is not None or os.environ.get("NUMI_TEST_FORK", "1") == "0":
+            return False
+        startup = {k for k in {*env, *os.environ} if k.startswith("PYTHON") and k != "PYTHON_KEYRING_BACKEND"}
+        return all(env.get(k) == os.environ.get(k) for k in startup)
+
+
+class ServerProcess:
+    """The real server as a subprocess on a temp data dir (kill -9 and restart included).
+
+    It is forked from the test fork server (tests/spawner.py) when that gives the same
+    process as `python -m backend`; `fresh=True` always starts a new interpreter."""
+
+    def __init__(self, data_dir: Path, env: dict | None = None, preexec_fn=None, fresh: bool = False):
         self.data_dir = Path(data_dir)
         self.env = {**os.environ, **(env or {})}
         self.preexec_fn = preexec_fn  # run in the child before Numi starts (e.g. to set rlimits)
-        self.proc: subprocess.Popen | None = None
+        self.fresh = fresh
+        self.proc: subprocess.Popen | Forked | None = None
         self.info: dict = {}
 
     def start(self, timeout: float = 20.0) -> "ServerProcess":
         info_path = self.data_dir / "server.json"
         info_path.unlink(missing_ok=True)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "backend", "--data-dir", str(self.data_dir)],
-            cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            preexec_fn=self.preexec_fn)
+        args = ["--data-dir", str(self.data_dir)]
+        if not self.fresh and _Spawner.can_fork(self.env, self.preexec_fn):
+            self.proc = _Spawner.spawn(args, self.env)
+        else:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "backend", *args],
+                cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                preexec_fn=self.preexec_fn)
         # The server prints its URL once server.json is written: that line is the readiness event.
         line = self.proc.stdout.readline()
         if "running at" not in line:

@@ -46,7 +46,8 @@ def test_approved_commands_find_none_of_numis_secrets(start_server, fake, tmp_pa
     try:
         server = start_server({"HOME": str(home), "DBUS_SESSION_BUS_ADDRESS": service.address,
                                "PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring",
-                               "NUMI_MARKER": MARKER}, data_dir=data)
+                               "NUMI_MARKER": MARKER}, data_dir=data,
+                              fresh=True)  # its environment as the kernel shows it: only an exec sets that
         setup, chat = tooled_setup(server, fake, ws)
         assert setup.api.get("/api/settings").body["keyring"] == {"available": True, "reason": None, "cause": None,
                                                                   "fix": None}
