@@ -29,8 +29,9 @@ from backend.core.types import (Message, ModelRequest, ProviderConfig, Reasoning
                                 ToolCallStart, Usage)
 
 from . import StreamControl
-from .chat_completions import _ErrorMapper, _estimate_tokens, _retry_after, _timeout, sendable_key
+from .error_map import ErrorMapper, retry_after
 from .relay import as_body, as_sent, as_url, relay
+from .wire import as_dict, client_timeout, estimate_tokens, named_events, sendable_key
 
 WIRE_API = "anthropic_messages"
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -221,48 +222,18 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
     # An explicit placeholder keeps the SDK from picking up ANTHROPIC_API_KEY or
     # a profile on disk: the person's settings are the only source of keys.
     client = anthropic.Anthropic(base_url=base_url, api_key=sendable_key(p),
-                                 max_retries=0, timeout=_timeout(p.timeout),
+                                 max_retries=0, timeout=client_timeout(p.timeout),
                                  http_client=control.http_client(p.timeout))
-    asm = _Assembler(_estimate_tokens(json.dumps([kw.get("system", ""), kw["messages"],
+    asm = _Assembler(estimate_tokens(json.dumps([kw.get("system", ""), kw["messages"],
                                                   kw.get("tools", "")])))
     # The SDK builds, signs and status-checks the request; the events are
     # decoded here as plain JSON (the SDK's per-event models are slow).
     sent = as_sent(kw, ("messages", "system", "tools"), required=("messages",))
     return relay(client, lambda: client.messages.with_streaming_response.create(**sent),
-                 asm=asm, errors=errors, control=control, sse_events=_sse_events,
+                 asm=asm, errors=errors, control=control, sse_events=named_events,
                  whole_as_events=_message_as_events,
                  failure_of=lambda event: event.get("error") if event.get("type") == "error" else None,
                  stop_at_complete=True)
-
-
-def _sse_events(lines: Iterator[str]) -> Iterator[dict]:
-    """The JSON payloads of a server-sent event stream; `event:` names fill in a missing type."""
-    name, data = "", []
-    for line in lines:
-        if line:
-            if line.startswith("data:"):
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-            elif line.startswith("event:"):
-                name = line[6:].strip()
-            continue  # comments (":") and ids carry nothing here
-        if data:
-            event = _decode(name, "\n".join(data))
-            if event is not None:
-                yield event
-        name, data = "", []
-    if data:
-        event = _decode(name, "\n".join(data))
-        if event is not None:
-            yield event
-
-
-def _decode(name: str, payload: str) -> dict | None:
-    event = json.loads(payload)
-    if not isinstance(event, dict):
-        return None
-    if "type" not in event and name:
-        event["type"] = name
-    return event
 
 
 def _message_as_events(message: Any) -> Iterator[dict]:
@@ -294,10 +265,6 @@ def _message_as_events(message: Any) -> Iterator[dict]:
     yield {"type": "message_stop"}
 
 
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
 def _int(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
@@ -318,15 +285,15 @@ class _Assembler:
         kind = event.get("type")
         out: list[StreamEvent] = []
         if kind == "message_start":
-            self._usage(_dict(event.get("message")).get("usage"))
+            self._usage(as_dict(event.get("message")).get("usage"))
         elif kind == "content_block_start":
-            self._start(event.get("index"), _dict(event.get("content_block")), out)
+            self._start(event.get("index"), as_dict(event.get("content_block")), out)
         elif kind == "content_block_delta":
-            self._delta(event.get("index"), _dict(event.get("delta")), out)
+            self._delta(event.get("index"), as_dict(event.get("delta")), out)
         elif kind == "content_block_stop":
             self._stop(event.get("index"), out)
         elif kind == "message_delta":
-            self.stop_reason = _dict(event.get("delta")).get("stop_reason") or self.stop_reason
+            self.stop_reason = as_dict(event.get("delta")).get("stop_reason") or self.stop_reason
             self._usage(event.get("usage"))  # cumulative; the last one counts
         elif kind == "message_stop":
             for index in list(self.blocks):
@@ -335,7 +302,7 @@ class _Assembler:
         return out  # ping and unknown (newer) events carry nothing for us
 
     def _usage(self, usage: Any) -> None:
-        self.usage.update({k: v for k, v in _dict(usage).items() if v is not None})
+        self.usage.update({k: v for k, v in as_dict(usage).items() if v is not None})
 
     def _start(self, index: Any, block: dict, out: list[StreamEvent]) -> None:
         kind = block.get("type")
@@ -393,11 +360,11 @@ class _Assembler:
             usage = Usage(input_tokens=_int(u.get("input_tokens")) + cached
                           + _int(u.get("cache_creation_input_tokens")),
                           output_tokens=_int(u.get("output_tokens")),
-                          reasoning_tokens=_int(_dict(u.get("output_tokens_details")).get("thinking_tokens")),
+                          reasoning_tokens=_int(as_dict(u.get("output_tokens_details")).get("thinking_tokens")),
                           cached_tokens=cached)
         else:
             usage = Usage(input_tokens=self.input_estimate,
-                          output_tokens=_estimate_tokens(self.out_chars), estimated=True)
+                          output_tokens=estimate_tokens(self.out_chars), estimated=True)
         reason = _STOP_REASONS.get(self.stop_reason or "", "stop" if self.stop_reason else None)
         if self.tool_calls and reason in (None, "stop"):
             reason = "tool_calls"
@@ -406,7 +373,7 @@ class _Assembler:
 
 # --- errors -------------------------------------------------------------------
 
-class _AnthropicErrors(_ErrorMapper):
+class _AnthropicErrors(ErrorMapper):
     """Chat Completions' sentences, with Anthropic's exceptions, error events,
     `overloaded_error` (HTTP 529) and base-URL advice."""
 
@@ -417,16 +384,16 @@ class _AnthropicErrors(_ErrorMapper):
     def in_stream(self, error: Any) -> ProviderError:
         """An `event: error` after the stream started (e.g. overloaded_error)."""
         body = {"type": "error", "error": error if isinstance(error, dict) else {"message": str(error)}}
-        status = _ERROR_STATUS.get(_dict(body["error"]).get("type"), 500)
+        status = _ERROR_STATUS.get(as_dict(body["error"]).get("type"), 500)
         return self.status(status, body, {}, mid_stream=True)
 
     def status(self, status: int, body: Any, headers: Any, mid_stream: bool = False) -> ProviderError:
-        kind = _dict(_dict(body).get("error")).get("type")
+        kind = as_dict(as_dict(body).get("error")).get("type")
         where = " mid-reply" if mid_stream else ""
         if status == 529 or kind == "overloaded_error":
             return ProviderError(f"{self.name} is overloaded{where} (HTTP {status}). "
                                  f"Try again in a moment.", status=status, retryable=True,
-                                 retry_after=_retry_after(headers))
+                                 retry_after=retry_after(headers))
         if status == 404 and "model" not in self.detail(body).lower():
             return ProviderError(f"{self.name} answered HTTP 404 Not Found for {self.base_url}/v1/messages. "
                                  f"Check the base URL in Settings → Providers (the root of the API, "

@@ -8,49 +8,19 @@ token, where it can also fall back to another model.
 """
 from __future__ import annotations
 
-import email.utils
 import json
-import math
-import time
 import uuid
 from typing import Any, Iterator
 
 import openai
 
-from backend.core import sentences
-from backend.core.errors import (AuthError, BadResponse, ConnectionFailed, ContextTooLong,
-                                 ProviderError, ProviderTimeout, RateLimited)
-from backend.core.text import redact
-from backend.core.types import (Message, ModelRequest, ProviderConfig, ReasoningDelta,
-                                StepEnd, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart,
-                                Usage)
+from backend.core.types import (Message, ModelRequest, ReasoningDelta, StepEnd, StreamEvent, TextDelta,
+                                ToolCallDelta, ToolCallStart, Usage)
 
-from . import CONNECT_TIMEOUT, StreamControl
-from .key_check import key_problem
+from . import StreamControl
+from .error_map import ErrorMapper
 from .relay import as_body, as_sent, as_url, relay
-
-OPENAI_BASE_URL = "https://api.openai.com/v1"
-# Local servers (Ollama, llama.cpp, LM Studio) ignore the key, but the SDK
-# insists on one; an explicit placeholder also stops it from silently using
-# OPENAI_API_KEY from the environment.
-PLACEHOLDER_KEY = "not-needed"
-
-_CONTEXT_PATTERNS = ("context_length_exceeded", "context length", "context window", "maximum context",
-                     "too many tokens", "prompt is too long", "reduce the length", "n_ctx",
-                     "exceeds the available context", "input is too long")
-# How servers refuse a request because it carries tools: Ollama ("… does not support tools"),
-# OpenRouter ("No endpoints found that support tool use"), llama.cpp without --jinja, vLLM
-# without --enable-auto-tool-choice, and the usual wordings of the rest.
-_NO_TOOLS_PATTERNS = ("does not support tools", "doesn't support tools", "does not support tool",
-                      "not support function calling", "support tool use", "tool use is not supported",
-                      "tools are not supported", "tool calling is not supported", "tools param requires",
-                      "tool choice requires", "tool_choice requires", "function calling is not enabled",
-                      "does not support function")
-
-
-class ToolsUnsupported(ProviderError):
-    """The provider refused the request because of its tool definitions."""
-    code = "tools_unsupported"
+from .wire import as_dict, client_timeout, data_events, estimate_tokens, openai_base_url, sendable_key
 
 
 # --- request ----------------------------------------------------------------
@@ -112,81 +82,30 @@ def build_params(request: ModelRequest) -> dict:
     return kw
 
 
-def sendable_key(p: ProviderConfig) -> str:
-    """The key for the request's header; a stored key no header can carry is an AuthError that says so."""
-    if p.api_key and (problem := key_problem(p.api_key)):
-        # Keys are checked when they are saved; this is one kept before that check existed.
-        raise AuthError(f"The API key saved for {p.name} cannot be sent: {problem[0].lower()}{problem[1:]} "
-                        f"Set it again in Settings → Providers.")
-    return p.api_key or PLACEHOLDER_KEY
-
-
-def _base_url(p: ProviderConfig) -> str:
-    if p.base_url:
-        return p.base_url
-    if p.kind == "openai":
-        return OPENAI_BASE_URL
-    raise ProviderError(f"{p.name} has no base URL. Set it in Settings → Providers "
-                        f"(for example http://127.0.0.1:11434/v1).")
-
-
 def wire_request(request: ModelRequest) -> tuple[str, dict]:
     """The endpoint and JSON body stream() posts for this request."""
-    return as_url(_base_url(request.provider), "/chat/completions"), as_body(build_params(request))
+    return as_url(openai_base_url(request.provider), "/chat/completions"), as_body(build_params(request))
 
 
 # --- response -----------------------------------------------------------------
 
 def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEvent]:
     p = request.provider
-    base_url = _base_url(p)
+    base_url = openai_base_url(p)
     kw = build_params(request)
-    errors = _ErrorMapper(request, base_url)
+    errors = ErrorMapper(request, base_url)
     client = openai.OpenAI(base_url=base_url, api_key=sendable_key(p), max_retries=0,
-                           timeout=_timeout(p.timeout), http_client=control.http_client(p.timeout))
-    asm = _Assembler(_estimate_tokens(json.dumps(kw["messages"]) + json.dumps(kw.get("tools", ""))))
+                           timeout=client_timeout(p.timeout), http_client=control.http_client(p.timeout))
+    asm = _Assembler(estimate_tokens(json.dumps(kw["messages"]) + json.dumps(kw.get("tools", ""))))
     # The SDK builds the request, signs it and raises typed status errors; the
     # chunks are decoded as plain JSON, because the SDK's per-chunk model
-    # objects cost ~25x more CPU than the relay itself.
+    # objects cost many times the relay's own CPU (docs/BENCHMARKS.md).
     sent = as_sent(kw, ("messages", "tools"), required=("messages",))
     return relay(client, lambda: client.chat.completions.with_streaming_response.create(**sent),
-                 asm=asm, errors=errors, control=control, sse_events=_sse_chunks,
+                 asm=asm, errors=errors, control=control, sse_events=data_events,
                  whole_as_events=lambda data: iter([_completion_as_chunk(data)]),
                  failure_of=lambda chunk: chunk.get("error") or None,
                  stop_at_complete=False)  # the usage chunk follows finish_reason
-
-
-def _sse_chunks(lines: Iterator[str]) -> Iterator[dict]:
-    """The JSON objects of a server-sent event stream, up to `data: [DONE]`."""
-    data: list[str] = []
-    for line in lines:
-        if line:
-            if line.startswith("data:"):
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-            continue  # comments (":"), event names and ids carry nothing for Chat Completions
-        if not data:
-            continue
-        payload = "\n".join(data)
-        data = []
-        if payload.strip() == "[DONE]":
-            return
-        chunk = json.loads(payload)
-        if isinstance(chunk, dict):
-            yield chunk
-    if data and "\n".join(data).strip() != "[DONE]":
-        chunk = json.loads("\n".join(data))
-        if isinstance(chunk, dict):
-            yield chunk
-
-
-def _timeout(read: float):
-    import httpx2
-    return httpx2.Timeout(read, connect=CONNECT_TIMEOUT)
-
-
-def _estimate_tokens(text_or_len: str | int) -> int:
-    n = text_or_len if isinstance(text_or_len, int) else len(text_or_len)
-    return math.ceil(n / 4)
 
 
 def _completion_as_chunk(data: dict) -> dict:
@@ -198,10 +117,6 @@ def _completion_as_chunk(data: dict) -> dict:
             call.setdefault("index", call_index)
         choices.append({"index": c.get("index", 0), "delta": msg, "finish_reason": c.get("finish_reason")})
     return {**data, "choices": choices, "object": "chat.completion.chunk"}
-
-
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
 
 
 class _Assembler:
@@ -225,7 +140,7 @@ class _Assembler:
     def feed(self, chunk: dict) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         if chunk.get("usage"):
-            self.usage = _dict(chunk["usage"])  # some servers repeat it; the last one counts
+            self.usage = as_dict(chunk["usage"])  # some servers repeat it; the last one counts
         for choice in chunk.get("choices") or ():
             if not isinstance(choice, dict) or (choice.get("index") or 0) != 0:
                 continue  # n > 1 is never requested
@@ -262,7 +177,7 @@ class _Assembler:
             if index is None:
                 index = len(self.calls)
         self._last_index = index
-        fn = _dict(tc.get("function"))
+        fn = as_dict(tc.get("function"))
         name = fn.get("name") or ""
         args = fn.get("arguments") or ""
         call = self.calls.get(index)
@@ -292,13 +207,14 @@ class _Assembler:
             self._flush_call(index, call, out)  # a call whose name never came
         u = self.usage
         if u is not None:
+            reasoning = as_dict(u.get("completion_tokens_details")).get("reasoning_tokens")
             out.append(Usage(input_tokens=u.get("prompt_tokens") or 0,
                              output_tokens=u.get("completion_tokens") or 0,
-                             reasoning_tokens=_dict(u.get("completion_tokens_details")).get("reasoning_tokens") or 0,
-                             cached_tokens=_dict(u.get("prompt_tokens_details")).get("cached_tokens") or 0))
+                             reasoning_tokens=reasoning or 0,
+                             cached_tokens=as_dict(u.get("prompt_tokens_details")).get("cached_tokens") or 0))
         else:
             out.append(Usage(input_tokens=self.input_estimate,
-                             output_tokens=_estimate_tokens(self.out_chars), estimated=True))
+                             output_tokens=estimate_tokens(self.out_chars), estimated=True))
         reason = self.finish_reason
         if reason == "function_call":
             reason = "tool_calls"
@@ -306,165 +222,3 @@ class _Assembler:
             reason = "tool_calls"  # Ollama and some vLLM versions say "stop"
         out.append(StepEnd(reason))
         return out
-
-
-# --- errors -------------------------------------------------------------------
-
-class _ErrorMapper:
-    """SDK and transport exceptions → typed ProviderErrors with a sentence a
-    person can act on. The API key never appears in one: provider messages
-    are scrubbed, and 401/403 bodies (which may echo a masked key) are not quoted."""
-
-    def __init__(self, request: ModelRequest, base_url: str):
-        self.p = request.provider
-        self.name = request.provider.name
-        self.model = request.model
-        self.sent_tools = bool(request.tools)
-        self.base_url = base_url
-        self.started = False  # an event was already yielded
-
-    def scrub(self, text: str, limit: int = 300) -> str:
-        text = " ".join(redact(text, self.p.api_key).split())
-        return text if len(text) <= limit else text[:limit - 1] + "…"
-
-    # What differs between the adapters that share this mapper.
-    sdk: Any = openai  # the SDK whose exception classes are mapped
-    wire = "Chat Completions"
-    expected = "an OpenAI-compatible API"
-
-    def map(self, exc: BaseException) -> ProviderError | None:
-        import httpx2
-        sdk = self.sdk
-        if isinstance(exc, sdk.APIStatusError):
-            return self.status(exc.status_code, exc.body, exc.response.headers)
-        if isinstance(exc, sdk.APITimeoutError):
-            if isinstance(exc.__cause__, httpx2.ConnectTimeout):
-                return ConnectionFailed(
-                    f"Could not reach {self.name} at {self.base_url} (no connection within "
-                    f"{CONNECT_TIMEOUT:g} s). Is the server running?", retryable=True)
-            return ProviderTimeout(f"{self.name} did not answer within {self.p.timeout:g} s.",
-                                   retryable=True)
-        if isinstance(exc, sdk.APIConnectionError):
-            cause = exc.__cause__
-            if isinstance(cause, httpx2.ConnectError) or (cause is None and not self.started):
-                reason = self.scrub(str(cause), 120) if cause else ""
-                return ConnectionFailed(
-                    f"Could not reach {self.name} at {self.base_url}"
-                    f"{f' ({reason})' if reason else ''}. Is the server running?", retryable=True)
-            return self.dropped()
-        if isinstance(exc, httpx2.TimeoutException):
-            return ProviderTimeout(f"{self.name} did not answer within {self.p.timeout:g} s.", retryable=True)
-        if isinstance(exc, httpx2.TransportError):
-            return self.dropped()  # the body was cut while it was being read
-        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
-            doc = getattr(exc, "doc", "") or ""
-            return BadResponse(
-                f"{self.name} sent data that is not {self.wire} JSON"
-                f"{f' ({self.scrub(doc, 80)!r})' if doc else ''}. Check that the base URL "
-                f"{self.base_url} points at {self.expected}.")
-        return None
-
-    def in_stream(self, error: Any) -> ProviderError:
-        """An error object sent inside the stream (OpenRouter, vLLM), often with an HTTP-like code."""
-        body = error if isinstance(error, dict) else {"message": str(error)}
-        code = body.get("code")
-        if isinstance(code, int) and 400 <= code <= 599:
-            return self.status(code, body, {}, mid_stream=True)
-        return ProviderError(f"{self.name} reported an error mid-reply: "
-                             f"{self.scrub(self.detail(body) or 'no details')}.")
-
-    def html(self) -> ProviderError:
-        return BadResponse(f"{self.name} answered with a web page instead of a Chat Completions stream. "
-                           f"Check the base URL {self.base_url} (it usually ends in /v1).")
-
-    def dropped(self) -> ProviderError:
-        if self.started:
-            return ConnectionFailed(f"The connection to {self.name} dropped mid-reply.", retryable=True)
-        return ConnectionFailed(f"The connection to {self.name} closed before it answered.",
-                                retryable=True)
-
-    @staticmethod
-    def detail(body: Any) -> str:
-        if isinstance(body, dict):
-            msg = body.get("message") or body.get("error") or body.get("detail")
-            if isinstance(msg, dict):
-                msg = msg.get("message")
-            return msg if isinstance(msg, str) else ""
-        if isinstance(body, str) and not body.lstrip().startswith("<"):
-            return body  # plain-text bodies are worth quoting; HTML pages are not
-        return ""
-
-    def status(self, status: int, body: Any, headers: Any, mid_stream: bool = False) -> ProviderError:
-        name, detail = self.name, self.scrub(self.detail(body))
-        low = detail.lower()
-        code = str(body.get("code") or "") if isinstance(body, dict) else ""
-        said = sentences.said(detail)
-        where = " mid-reply" if mid_stream else ""
-        if status == 401:
-            if not self.p.api_key:
-                return AuthError(f"{name} needs an API key (HTTP 401). Add one in Settings → Providers.",
-                                 status=status)
-            return AuthError(f"{name} rejected the API key (HTTP 401). Check the key in Settings → Providers.",
-                             status=status)
-        if status == 403:
-            return AuthError(f"{name} refused access (HTTP 403). Check that the key in Settings → Providers "
-                             f"may use the model {self.model}.", status=status)
-        if status == 429:
-            if code == "insufficient_quota" or "quota" in low:
-                return RateLimited(f"{name} says the account is out of quota (HTTP 429){said} "
-                                   f"Check the plan and billing with the provider.", status=status)
-            wait = _retry_after(headers)
-            when = f"Wait {_seconds(wait)} and try again." if wait else "Wait a moment and try again."
-            return RateLimited(f"{name} is rate-limiting requests (HTTP 429). {when}",
-                               status=status, retryable=True, retry_after=wait)
-        if self.sent_tools and 400 <= status < 600 and any(k in low for k in _NO_TOOLS_PATTERNS):
-            return ToolsUnsupported(f"{name} says {self.model} does not take tools (HTTP {status}){said}",
-                                    status=status)
-        if status == 413 or (status in (400, 422) and any(k in low or k in code for k in _CONTEXT_PATTERNS)):
-            return ContextTooLong(f"The conversation is too long for {self.model} on {name} (HTTP {status}). "
-                                  f"Start a new chat or shorten the conversation.", status=status)
-        if status == 404 or (status == 400 and "model" in low and
-                             any(k in low for k in ("not found", "not a valid", "does not exist", "unknown"))):
-            if "model" in low or code == "model_not_found":
-                return ProviderError(f"{name} does not know the model {self.model!r} (HTTP {status}). "
-                                     f"Check the model name in Settings → Models.", status=status)
-            return ProviderError(f"{name} answered HTTP 404 Not Found for {self.base_url}/chat/completions. "
-                                 f"Check the base URL in Settings → Providers (it usually ends in /v1).",
-                                 status=status)
-        if status >= 500 or status in (408, 409):
-            return ProviderError(f"{name} had a server error{where} (HTTP {status}){said} Try again.",
-                                 status=status, retryable=True, retry_after=_retry_after(headers))
-        return ProviderError(f"{name} rejected the request{where} (HTTP {status}){said}", status=status)
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds from Retry-After (seconds or an HTTP date) or OpenAI's retry-after-ms."""
-    if not headers:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _seconds(s: float) -> str:
-    if s < 1:
-        return "a second"
-    if s < 120:
-        return f"{math.ceil(s)} s"
-    return f"{math.ceil(s / 60)} min"
-

@@ -23,8 +23,8 @@ def as_sent(kw: dict, fields: tuple[str, ...], required: tuple[str, ...] = ()) -
     """create() arguments with `fields` (already in wire form) sent exactly as built.
 
     The SDKs walk every nested value of a request against their typed schema
-    before sending; for a 200-message history that was ~30 ms of CPU per step,
-    most of a long chat's send-to-request time. extra_body is merged into the
+    before sending; for a long history that was most of the time from a send
+    to the request (docs/BENCHMARKS.md). extra_body is merged into the
     JSON body untouched and wins over the typed arguments, so the bulky fields
     go there; a field the signature requires is given an empty placeholder.
     """

@@ -27,9 +27,9 @@ from backend.core.types import (Message, ModelRequest, ReasoningDelta, Reasoning
                                 StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage)
 
 from . import StreamControl
-from .chat_completions import (_CONTEXT_PATTERNS, _base_url, _dict, _ErrorMapper,
-                               _estimate_tokens, _sse_chunks, _timeout, sendable_key)
+from .error_map import CONTEXT_PATTERNS, ErrorMapper
 from .relay import as_body, as_sent, as_url, relay
+from .wire import as_dict, client_timeout, data_events, estimate_tokens, openai_base_url, sendable_key
 
 WIRE_API = "responses"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -114,19 +114,19 @@ def build_params(request: ModelRequest) -> dict:
 
 def wire_request(request: ModelRequest) -> tuple[str, dict]:
     """The endpoint and JSON body stream() posts for this request."""
-    return as_url(_base_url(request.provider), "/responses"), as_body(build_params(request))
+    return as_url(openai_base_url(request.provider), "/responses"), as_body(build_params(request))
 
 
 # --- response -----------------------------------------------------------------
 
 def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEvent]:
     p = request.provider
-    base_url = _base_url(p)
+    base_url = openai_base_url(p)
     kw = build_params(request)
     errors = _ResponsesErrors(request, base_url)
     client = openai.OpenAI(base_url=base_url, api_key=sendable_key(p), max_retries=0,
-                           timeout=_timeout(p.timeout), http_client=control.http_client(p.timeout))
-    asm = _Assembler(_estimate_tokens(len(json.dumps(kw["input"])) + len(kw.get("instructions", ""))
+                           timeout=client_timeout(p.timeout), http_client=control.http_client(p.timeout))
+    asm = _Assembler(estimate_tokens(len(json.dumps(kw["input"])) + len(kw.get("instructions", ""))
                                       + len(json.dumps(kw.get("tools", "")))))
     # As in chat_completions: the SDK builds, signs and checks the request; the
     # events are decoded here as plain JSON, far cheaper than its model objects.
@@ -134,7 +134,7 @@ def stream(request: ModelRequest, control: StreamControl) -> Iterator[StreamEven
     # events rename items: "Completed output item identity changed".)
     sent = as_sent(kw, ("input", "tools"))
     return relay(client, lambda: client.responses.with_streaming_response.create(**sent),
-                 asm=asm, errors=errors, control=control, sse_events=_sse_chunks,
+                 asm=asm, errors=errors, control=control, sse_events=data_events,
                  whole_as_events=_response_as_events, failure_of=_failure,
                  stop_at_complete=True)  # response.completed is the last event
 
@@ -143,7 +143,7 @@ def _failure(event: dict) -> dict | None:
     """The error object of an event that ends the response with a failure."""
     kind = event.get("type")
     if kind == "response.failed":
-        err = _dict(_dict(event.get("response")).get("error"))
+        err = as_dict(as_dict(event.get("response")).get("error"))
         return err or {"message": "the response failed without details"}
     if kind == "error":
         return event
@@ -154,9 +154,9 @@ def _failure(event: dict) -> dict | None:
 
 def _response_as_events(data: Any) -> Iterator[dict]:
     """A whole (non-streamed) response reshaped as the events that end its items."""
-    data = _dict(data)
+    data = as_dict(data)
     if data.get("error") and data.get("status") in (None, "failed"):
-        yield {"type": "response.failed", "response": {**data, "error": _dict(data["error"]) or
+        yield {"type": "response.failed", "response": {**data, "error": as_dict(data["error"]) or
                                                         {"message": str(data["error"])}}}
         return
     for index, item in enumerate(data.get("output") or ()):
@@ -238,16 +238,16 @@ class _Assembler:
             else:
                 self._settle(it, channel, part, text, out)
         elif kind == "response.output_item.added":
-            self._added(_dict(ev.get("item")), ev.get("output_index"), out)
+            self._added(as_dict(ev.get("item")), ev.get("output_index"), out)
         elif kind == "response.output_item.done":
-            self._done(_dict(ev.get("item")), ev.get("output_index"), out)
+            self._done(as_dict(ev.get("item")), ev.get("output_index"), out)
         elif kind in ("response.completed", "response.incomplete"):
-            self.response = _dict(ev.get("response"))
+            self.response = as_dict(ev.get("response"))
             # It repeats the items the events built; read only from a server
             # that sent nothing else, so nothing is shown twice.
             if not self.items:
                 for index, item in enumerate(self.response.get("output") or ()):
-                    self._done(_dict(item), index, out)
+                    self._done(as_dict(item), index, out)
         return out
 
     # --- items --------------------------------------------------------------
@@ -355,14 +355,14 @@ class _Assembler:
         u = r.get("usage")
         if isinstance(u, dict):
             usage = Usage(input_tokens=u.get("input_tokens") or 0, output_tokens=u.get("output_tokens") or 0,
-                          reasoning_tokens=_dict(u.get("output_tokens_details")).get("reasoning_tokens") or 0,
-                          cached_tokens=_dict(u.get("input_tokens_details")).get("cached_tokens") or 0)
+                          reasoning_tokens=as_dict(u.get("output_tokens_details")).get("reasoning_tokens") or 0,
+                          cached_tokens=as_dict(u.get("input_tokens_details")).get("cached_tokens") or 0)
         else:  # compatible servers sometimes leave it out
-            usage = Usage(input_tokens=self.input_estimate, output_tokens=_estimate_tokens(self.out_chars),
+            usage = Usage(input_tokens=self.input_estimate, output_tokens=estimate_tokens(self.out_chars),
                           estimated=True)
         if r.get("status") == "incomplete":
             # Cut short: tool calls may be truncated, so never "tool_calls".
-            why = _dict(r.get("incomplete_details")).get("reason")
+            why = as_dict(r.get("incomplete_details")).get("reason")
             reason = "content_filter" if why == "content_filter" else "length"
         else:
             reason = "tool_calls" if self.n_calls else "stop"
@@ -371,7 +371,7 @@ class _Assembler:
 
 # --- errors -------------------------------------------------------------------
 
-class _ResponsesErrors(_ErrorMapper):
+class _ResponsesErrors(ErrorMapper):
     """The Chat Completions mapper, with the Responses API's own words and
     its in-stream failures (`response.failed`, `error` events)."""
 
@@ -393,7 +393,7 @@ class _ResponsesErrors(_ErrorMapper):
         return err
 
     def in_stream(self, error: Any) -> ProviderError:
-        body = _dict(error) or {"message": str(error)}
+        body = as_dict(error) or {"message": str(error)}
         code = body.get("code")
         if isinstance(code, int) and 400 <= code <= 599:
             return self.status(code, body, {}, mid_stream=True)  # compatible servers
@@ -408,7 +408,7 @@ class _ResponsesErrors(_ErrorMapper):
         if code == "rate_limit_exceeded" or "rate limit" in low:
             return RateLimited(f"{name} hit a rate limit mid-reply{said} Wait a moment and try again.",
                                retryable=True)
-        if any(k in low or k in code for k in _CONTEXT_PATTERNS):
+        if any(k in low or k in code for k in CONTEXT_PATTERNS):
             return ContextTooLong(f"The conversation is too long for {self.model} on {name}. "
                                   f"Start a new chat or shorten the conversation.")
         if code in ("server_error", "vector_store_timeout"):

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from peewee import ForeignKeyField, fn
 
+from backend.core.status import COMPLETE, INTERRUPTED, QUEUED, STREAMING
 from backend.store import lines
 from backend.store.db import db, now
 from backend.store.models import Chat, JsonText, Message
@@ -48,8 +49,8 @@ def message(chat_id: str, message_id: int) -> Message:
 class Record(SimpleNamespace):
     """A message read for showing or sending: the model's attributes, without a model's cost.
 
-    Building peewee rows took most of a page's time (35 µs a row, the SQL itself 3); a
-    branch is read often and never saved back through these.
+    Building peewee rows took most of a page's time, far more than the SQL itself
+    (docs/BENCHMARKS.md); a branch is read often and never saved back through these.
     """
 
 
@@ -137,8 +138,8 @@ class RequestRow(NamedTuple):
     depth: int  # how many messages are above it on its branch
 
 
-# Plain tuples rather than peewee model rows: building 400 model objects took ~4x the
-# query itself, and this runs before every model step.
+# Plain tuples rather than peewee model rows: building the model objects cost several times
+# the query itself (docs/BENCHMARKS.md), and this runs before every model step.
 _REQUEST_COLUMNS = ("id, role, content, content_parts_json, reasoning_content, reasoning_details_json, "
                     "tool_calls_json, tool_call_id, tool_error, model_id, depth")
 
@@ -168,7 +169,7 @@ def queued(chat_id: str) -> list[Message]:
     """The user messages waiting for the running turn, oldest first."""
     # Queued rows have no parent yet: the tree index finds them among the chat's roots
     # instead of reading every row of a long chat.
-    return _records("SELECT * FROM message WHERE chat_id = ? AND parent_id IS NULL AND status = 'queued' "
+    return _records(f"SELECT * FROM message WHERE chat_id = ? AND parent_id IS NULL AND status = '{QUEUED}' "
                     "AND deleted_at IS NULL ORDER BY id", (chat_id,))
 
 
@@ -201,7 +202,7 @@ def versions(rows: list[Message]) -> dict[int, dict]:
         return {}
     chat_id = rows[0].chat_id
     parents = {r.parent_id for r in rows if r.parent_id is not None}
-    live = "deleted_at IS NULL AND status != 'queued'"
+    live = f"deleted_at IS NULL AND status != '{QUEUED}'"
     found: list[tuple] = []
     # No ORDER BY: with one, SQLite reads the chat's rows in id order instead of the tree index.
     if parents:
@@ -230,7 +231,7 @@ def tree(chat_id: str, after: int = 0, limit: int | None = None, text_chars: int
     text = Message.content if text_chars is None else fn.substr(Message.content, 1, text_chars).alias("content")
     query = (Message.select(Message.id, Message.parent_id, Message.role, Message.status, Message.model_id,
                             Message.created_at, text, Message.content_parts)
-             .where((Message.chat == chat_id) & Message.deleted_at.is_null() & (Message.status != "queued")
+             .where((Message.chat == chat_id) & Message.deleted_at.is_null() & (Message.status != QUEUED)
                     & (Message.id > after))
              .order_by(Message.id))
     return list(query if limit is None else query.limit(limit))
@@ -260,7 +261,7 @@ def append_to_branch(chat_id: str, **fields) -> Message:
 
 def enqueue(chat_id: str, **fields) -> Message:
     """A user message that waits for the running turn, outside the tree until its turn starts."""
-    return Message.create(chat=chat_id, status="queued", **fields)
+    return Message.create(chat=chat_id, status=QUEUED, **fields)
 
 
 def attach(chat_id: str, message_id: int) -> Message | None:
@@ -274,9 +275,9 @@ def attach(chat_id: str, message_id: int) -> Message | None:
         if parent_id == row.id:
             return row
         depth = 0 if parent_id is None else Message.select(Message.depth).where(Message.id == parent_id).scalar() + 1
-        Message.update(parent_id=parent_id, depth=depth, status="complete").where(Message.id == row.id).execute()
+        Message.update(parent_id=parent_id, depth=depth, status=COMPLETE).where(Message.id == row.id).execute()
         _link(chat_id, parent_id, row.id)
-        row.parent_id, row.depth, row.status = parent_id, depth, "complete"
+        row.parent_id, row.depth, row.status = parent_id, depth, COMPLETE
     return row
 
 
@@ -285,12 +286,12 @@ def discard_queued(ids) -> None:
     ids = list(ids)
     if ids:
         with db.atomic():
-            Message.update(deleted_at=now()).where(Message.id.in_(ids) & (Message.status == "queued")).execute()
+            Message.update(deleted_at=now()).where(Message.id.in_(ids) & (Message.status == QUEUED)).execute()
 
 
 def _check_in_tree(chat_id: str, message_id: int) -> None:
     found = db.execute_sql("SELECT 1 FROM message WHERE id = ? AND chat_id = ? AND deleted_at IS NULL "
-                           "AND status != 'queued'", (message_id, chat_id)).fetchone()
+                           f"AND status != '{QUEUED}'", (message_id, chat_id)).fetchone()
     if found is None:
         raise NotInChat(message_id)
 
@@ -342,7 +343,7 @@ def save_partial(message_id: int, content: str, reasoning: str, sources: list | 
     if sources is not None:
         fields["citation_sources"] = sources
     with db.atomic():
-        n = Message.update(**fields).where((Message.id == message_id) & (Message.status == "streaming")).execute()
+        n = Message.update(**fields).where((Message.id == message_id) & (Message.status == STREAMING)).execute()
         if n and sources is not None and sources_from is not None and sources_from != message_id:
             Message.update(citation_sources=None).where(Message.id == sources_from).execute()
     return bool(n)
@@ -350,7 +351,7 @@ def save_partial(message_id: int, content: str, reasoning: str, sources: list | 
 
 def end_streaming(message_id: int, **fields) -> None:
     """How a row left streaming ended (a failed commit, a crash, a stop before any output)."""
-    Message.update(**fields).where((Message.id == message_id) & (Message.status == "streaming")).execute()
+    Message.update(**fields).where((Message.id == message_id) & (Message.status == STREAMING)).execute()
 
 
 def recover_after_crash() -> int:
@@ -360,15 +361,15 @@ def recover_after_crash() -> int:
     sent (interrupted, so Continue answers them). How many rows were marked."""
     with db.atomic():
         cut = list(Message.select(Message.id, Message.chat, Message.depth, Message.tool_calls)
-                   .where((Message.status == "streaming") & Message.tool_calls.is_null(False)))
-        n = Message.update(status="interrupted").where(Message.status == "streaming").execute()
+                   .where((Message.status == STREAMING) & Message.tool_calls.is_null(False)))
+        n = Message.update(status=INTERRUPTED).where(Message.status == STREAMING).execute()
         for row in cut:
             _close_unanswered_calls(row)
-        for row in (Message.select(Message.id, Message.chat).where((Message.status == "queued")
+        for row in (Message.select(Message.id, Message.chat).where((Message.status == QUEUED)
                                                                    & Message.deleted_at.is_null())
                     .order_by(Message.id)):
             attach(row.chat_id, row.id)
-            save(row.id, status="interrupted")
+            save(row.id, status=INTERRUPTED)
             n += 1
     return n
 
@@ -383,7 +384,7 @@ def _close_unanswered_calls(row: Message) -> None:
         if call.get("id") in answered:
             continue
         leaf = append(row.chat_id, leaf, role="tool", tool_call_id=call.get("id"), tool_error=True,
-                      status="interrupted",
+                      status=INTERRUPTED,
                       content=f"{call.get('name') or 'The tool'} did not run to completion: "
                               f"Numi was closed before it finished.").id
 
@@ -400,7 +401,7 @@ def link_in_order_sql(chat_id: str | None = None) -> list[tuple[str, tuple]]:
     when None): for rows written without links, such as an old export's. Plain SQL with its
     parameters, so a raw sqlite3 connection can run them too."""
     where, args = ("chat_id = ?", (chat_id,)) if chat_id else ("1", ())
-    live = f"{where} AND deleted_at IS NULL AND status != 'queued'"
+    live = f"{where} AND deleted_at IS NULL AND status != '{QUEUED}'"
     return [
         (f"""UPDATE message SET parent_id = l.prev, depth = l.depth FROM (
                 SELECT id, lag(id) OVER w AS prev, row_number() OVER w - 1 AS depth FROM message
@@ -409,11 +410,11 @@ def link_in_order_sql(chat_id: str | None = None) -> list[tuple[str, tuple]]:
         (f"""UPDATE message SET active_child_id = (SELECT max(c.id) FROM message AS c
                 WHERE c.chat_id = message.chat_id AND c.parent_id = message.id) WHERE {where}""", args),
         (f"""UPDATE chat SET active_leaf_id = (SELECT max(m.id) FROM message AS m WHERE m.chat_id = chat.id
-                AND m.deleted_at IS NULL AND m.status != 'queued') WHERE {"id = ?" if chat_id else "1"}""", args),
+                AND m.deleted_at IS NULL AND m.status != '{QUEUED}') WHERE {"id = ?" if chat_id else "1"}""", args),
         # One line (backend/store/lines.py), marked where it ends; other rows are lines of their own.
-        (f"""UPDATE message SET line_id = CASE WHEN deleted_at IS NULL AND status != 'queued' THEN (
+        (f"""UPDATE message SET line_id = CASE WHEN deleted_at IS NULL AND status != '{QUEUED}' THEN (
                 SELECT min(f.id) FROM message AS f WHERE f.chat_id = message.chat_id
-                AND f.deleted_at IS NULL AND f.status != 'queued') ELSE id END,
+                AND f.deleted_at IS NULL AND f.status != '{QUEUED}') ELSE id END,
                 line_exit = (active_child_id IS NULL) WHERE {where}""", args),
     ]
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import PurePosixPath
 
+from backend.core.status import COMPLETE, INTERRUPTED, MESSAGE_STATUSES, QUEUED, STREAMING
 from backend.store.export_format import FORMAT, VERSION, ZIP_JSON
 from backend.store.files import clean_name
 
@@ -40,9 +41,8 @@ RATIO_FLOOR = 1 << 20
 UNCOMPRESSED_FACTOR = 4  # a zip may hold up to 4× the import limit once inflated
 MAX_TEXT = 2_000_000  # characters of one message's content or reasoning
 ROLES = ("user", "assistant", "tool", "system")
-STATUSES = ("complete", "streaming", "queued", "cancelled", "interrupted", "error")
 # A message that was being written or waiting when exported is not running here.
-IMPORTED_STATUS = {"streaming": "interrupted", "queued": "interrupted"}
+IMPORTED_STATUS = {STREAMING: INTERRUPTED, QUEUED: INTERRUPTED}
 PARAMS = {"temperature": (0, 2), "top_p": (0, 1), "max_tokens": (1, 1_000_000)}
 REASONING_EFFORTS = ("off", "low", "medium", "high")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -426,9 +426,9 @@ def _numi_message(c: _Check, m, where: str):
     role = m.get("role")
     if role not in ROLES:
         c.fail(f"{where}.role", f"Must be one of {', '.join(ROLES)}.")
-    status = m.get("status", "complete")
-    if status not in STATUSES:
-        c.fail(f"{where}.status", f"Must be one of {', '.join(STATUSES)}.")
+    status = m.get("status", COMPLETE)
+    if status not in MESSAGE_STATUSES:
+        c.fail(f"{where}.status", f"Must be one of {', '.join(MESSAGE_STATUSES)}.")
     calls = []
     raw_calls = _or(m.get("tool_calls"), [])
     if not isinstance(raw_calls, list):

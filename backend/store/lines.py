@@ -68,10 +68,6 @@ def leaf_under(message_id: int) -> int:
         current = child
 
 
-def at_depth(line_id: int, depth: int) -> int:
-    return db.execute_sql("SELECT id FROM message WHERE line_id = ? AND depth = ?", (line_id, depth)).fetchone()[0]
-
-
 def meeting(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> tuple[int, int] | None:
     """Where two branches (their chains) part: (line_id, depth) of their deepest common message."""
     depths = dict(b)

@@ -22,6 +22,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from backend.core.status import QUEUED
 from backend.store import history, snippet
 
 MIN_PREFIX = 2  # a one-letter prefix would match most of the index; it is matched as a word
@@ -127,7 +128,7 @@ def _active(rows: list[tuple]) -> set[int]:
     shown after the branch, and joins it when its turn starts."""
     out, by_leaf = set(), {}
     for message_id, _chat, _title, _role, _at, _content, line, depth, status, leaf in rows:
-        if status == "queued":
+        if status == QUEUED:
             out.add(message_id)
         else:
             by_leaf.setdefault(leaf, {})[message_id] = (line, depth)

@@ -14,8 +14,7 @@ WebSocket round trip from this process.
    CLOCK_MONOTONIC, so the clocks of the two processes agree), in the 10 000-message
    chat vs a fresh empty chat, in turn. Target: ratio of medians ≤ 1.5.
    A model is sent at most 200 messages of history, and the provider SDK's own
-   cost grows with each message it is handed (openai 3.x: ≈ 90 ms for 200 short
-   messages against ≈ 5 ms for one, measured outside Numi). So a third chat holds
+   cost grows with each message it is handed (docs/BENCHMARKS.md). So a third chat holds
    a copy of the huge chat's newest 200 messages: the huge chat against it is what
    the 9 800 older messages cost, and that ratio (target ≤ 1.5 too) is the one
    the test fails on when grossly off; against the empty chat it is reported.

@@ -12,7 +12,7 @@ each new tab starts and that took as much CPU as Numi's page while it loaded, is
    render the finished reply once — the main thread's time (TaskDuration: script, style,
    layout, paint) loading its chat fresh, less loading an empty chat right after (the
    median over NUMI_BENCH_UI_PAIRS such pairs, 15 by default: one pair's difference
-   varies by a third either way on this machine; each is in ui.json).
+   varies too much to go by (docs/BENCHMARKS.md); each is in ui.json).
    Informative: the stream's scripting against the load's scripting, whole and net; and a
    bare client's scripting for the same stream — a page of the server's origin with none of
    the app that parses the socket's frames and appends their text (what the frames alone
@@ -23,15 +23,15 @@ each new tab starts and that took as much CPU as Numi's page while it loaded, is
    message (checked each frame by a rAF loop the page runs from an init script,
    performance.now()), and first-contentful-paint.
    Target ≤ 300 ms (median of NUMI_BENCH_UI_OPENS runs, 9 by default: single opens on a
-   shared 2-core machine vary by ±50 ms). `make bench` bundles web/app first (docs/UI.md);
+   shared machine vary too much to go by). `make bench` bundles web/app first (docs/UI.md);
    the figures say whether the page came from that bundle. Informative: the same chat opened from the list
    of a window showing another chat, from the click (the event's timestamp) to the first
    frame that shows its newest message.
 3. An idle open chat for NUMI_BENCH_IDLE_S seconds (30), the composer focused as it stays:
    CPU (TaskDuration, ScriptDuration) per second. Baseline, over the same seconds in the
    same browser: a bare page holding only a focused <textarea> — a blinking caret costs the
-   browser a frame twice a second, 3–29 ms/s of task time here as the load varies, and
-   that is the browser's, not the page's. Target ≈ 0: scripting ≤ 0.5 ms/s and task time
+   browser a frame twice a second, task time that varies with the load (docs/BENCHMARKS.md),
+   and that is the browser's, not the page's. Target ≈ 0: scripting ≤ 0.5 ms/s and task time
    beyond the bare caret's ≤ 5 ms/s. Diagnostic: the chat again with nothing focused.
 
 Targets print PASS / MISS; the test fails only when grossly off (3x the target). Figures
@@ -438,7 +438,7 @@ def fill_chat(db_path, chat_id: str, n: int) -> str:
 
 # The page's own rAF loop notes the first frame that shows the newest message. Polling it
 # from Playwright instead (wait_for_function) would inject Playwright's script into the
-# page while it loads: a 25 ms task on the main thread that the app's window never has.
+# page while it loads: a long task on the main thread that the app's window never has.
 # The loop reports on the console, which Playwright hears without running anything in the
 # page: from the page's start, or (switch_to) from a click on that chat's row in the list
 # (the event's timestamp).
