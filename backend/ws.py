@@ -118,9 +118,9 @@ def coalesce(events: list[dict]) -> list[dict]:
 
 
 class Connection:
-    def __init__(self, ws, registry, chat_id: str):
-        self.ws, self.registry, self.chat_id = ws, registry, chat_id
-        self.hub = registry.hub(chat_id)
+    def __init__(self, ws, turns, chat_id: str):
+        self.ws, self.turns, self.chat_id = ws, turns, chat_id
+        self.hub = turns.hub(chat_id)
         self.sub = self.hub.subscribe()
         # Answers to this socket's frames; the reader waits while it is full (ws_flow.py).
         self.direct = Answers(self.sub.wake.set)
@@ -213,7 +213,7 @@ class Connection:
             self._dispatch(frame)
 
     def _dispatch(self, frame: dict) -> None:
-        kind, reg, chat = frame["type"], self.registry, self.chat_id
+        kind, reg, chat = frame["type"], self.turns, self.chat_id
         if kind == "ping":
             self._push(make_event("pong"))
         elif kind == "send":
@@ -247,21 +247,21 @@ class Connection:
             self._push(self._stored_snapshot())
         # A question still waiting is sent again as a new event, after what the replay holds
         # (CONTRACT §7): the client may have missed it, or lost it with a reload.
-        self.registry.resend_questions(self.chat_id)
+        self.turns.resend_questions(self.chat_id)
 
     def _stored_snapshot(self) -> dict:
         """No turn is retained in memory: the newest reply as saved stands in for its events."""
-        return snapshot.stored(self.hub, self.chat_id, self.registry.queue_items(self.chat_id))
+        return snapshot.stored(self.hub, self.chat_id, self.turns.queue_items(self.chat_id))
 
 
 @sock.route("/ws/<chat_id>")
 def chat_socket(ws, chat_id):
     raw = ws.sock
     try:
-        if not runtime().registry.open_chat(chat_id):
+        if not runtime().turns.open_chat(chat_id):
             ws.close(reason=CLOSE_UNKNOWN_CHAT, message="No chat with that id.")
             return
-        connection = Connection(ws, runtime().registry, chat_id)
+        connection = Connection(ws, runtime().turns, chat_id)
         start = _start_point()
         if isinstance(start, str):
             connection._error("bad_request", start)  # and the socket starts live

@@ -100,7 +100,7 @@ class DesktopApp:
         self.notifier = Notifier(ASSETS / "numi-256.png", self.open_chat)
         self.notifier.start()
         runtime = self.server.runtime
-        self.watcher = TurnWatcher(runtime.registry, runtime.app_events, self._on_count,
+        self.watcher = TurnWatcher(runtime.turns, runtime.app_events, self._on_count,
                                    self._on_turn_finished, self._on_approval, self._on_question)
         self.watcher.start()
         self.tray = Tray(self, ASSETS / "numi-64.png")
@@ -276,7 +276,7 @@ class DesktopApp:
         log.info("desktop: keep in tray %s", "on" if st.keep_in_tray else "off")
 
     def running_count(self) -> int:
-        return len(self.server.runtime.registry.running_chat_ids())
+        return len(self.server.runtime.turns.running_chat_ids())
 
     def quit(self, ask: bool) -> None:
         if self._quitting.is_set() and self._stopped.is_set():

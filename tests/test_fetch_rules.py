@@ -8,7 +8,7 @@ import json
 import pytest
 
 from backend.core.types import ToolCall
-from backend.store import history
+from backend.store import chat_state, history
 from backend.store.db import db, open_database
 from backend.store.models import Chat, Setting
 from backend.turns import approvals, fetch_setting
@@ -45,7 +45,7 @@ def test_allow_always_for_web_fetch_is_one_origin(chat):
 
 
 def test_a_rule_from_before_origins_covers_public_pages(chat):
-    Setting.insert(key=f"allow_always:{chat}", value=[{"tool": "web_fetch"}]).execute()
+    chat_state.put(chat, approvals.RULES_KEY, [{"tool": "web_fetch"}])
     assert approvals.covered(chat, fetch_call(url="https://anything.example/"))
     # Private addresses never reach the rules: the turn asks first (tests/test_protocol_fetch_approvals.py).
 

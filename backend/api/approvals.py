@@ -25,7 +25,7 @@ def _chat_id(value) -> str | None:
 def list_approvals():
     chat_id = _chat_id(request.args.get("chat_id"))
     tools = [{"name": t.name, "description": t.spec.description, "needs_approval": bool(t.needs_approval)}
-             for t in runtime().registry.toolsets.catalog()]
+             for t in runtime().toolsets.catalog()]
     return {"tools": tools, "default": approvals.policies(None),
             "chat": approvals.policies(chat_id) if chat_id else {},
             "rules": [r for r in approvals.all_rules() if chat_id is None or r["chat_id"] == chat_id]}

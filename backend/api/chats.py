@@ -1,8 +1,6 @@
 """Chats and their messages (CONTRACT §3): list, create, edit, soft delete, restore, purge."""
 from __future__ import annotations
 
-import base64
-import json
 from pathlib import Path
 
 from flask import Blueprint, request
@@ -12,7 +10,7 @@ from backend.api.validate import MISSING, Fields, bool_arg, int_arg, json_body
 from backend.errors import ApiError, invalid, not_found
 from backend.runtime import runtime
 from backend.store.db import db, now
-from backend.store import drafts
+from backend.store import cursor, drafts
 from backend.store.housekeeping import purge_chats
 from backend.store.models import Chat, Folder, Message, ModelEntry
 from backend.store.serialize import chat_to_dict, message_to_dict
@@ -32,13 +30,13 @@ STOP_WAIT_S = 5.0
 
 
 def _running() -> set[str]:
-    return set(runtime().registry.running_chat_ids())
+    return set(runtime().turns.running_chat_ids())
 
 
 def _chat_json(chat: Chat, full: bool = True) -> dict:
-    registry = runtime().registry
-    return chat_to_dict(chat, chat.id in _running(), full=full, awaiting=registry.is_awaiting(chat.id),
-                        asking=registry.is_asking(chat.id))
+    turns = runtime().turns
+    return chat_to_dict(chat, chat.id in _running(), full=full, awaiting=turns.is_awaiting(chat.id),
+                        asking=turns.is_asking(chat.id))
 
 
 def _changed(chat_id: str) -> None:
@@ -160,19 +158,12 @@ def _inherit(changes: dict, body: dict, folder: Folder) -> None:
 
 # -- chats --------------------------------------------------------------------
 
-def _encode_cursor(chat: Chat) -> str:
-    raw = json.dumps([chat.updated_at, chat.id]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[float, str]:
+def chat_page(query, key, limit: int) -> tuple[list[Chat], str | None]:
+    """A page of chats, newest `key` first, from the request's `cursor`; and the next page's cursor."""
     try:
-        updated_at, chat_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if isinstance(updated_at, (int, float)) and isinstance(chat_id, str):
-            return float(updated_at), chat_id
-    except (ValueError, TypeError):
-        pass
-    raise invalid({"cursor": "This cursor is not one this server gave out. Start again without a cursor."})
+        return cursor.newest_first(query, key, Chat.id, request.args.get("cursor", ""), limit)
+    except cursor.BadCursor as exc:
+        raise invalid({"cursor": str(exc)}) from None
 
 
 @bp.get("/api/chats")
@@ -185,20 +176,14 @@ def list_chats():
     folder_id = request.args.get("folder_id", "")
     if folder_id:
         query = query.where(Chat.folder == folder_id)
-    cursor = request.args.get("cursor", "")
-    if cursor:
-        updated_at, chat_id = _decode_cursor(cursor)
-        query = query.where((Chat.updated_at < updated_at)
-                            | ((Chat.updated_at == updated_at) & (Chat.id < chat_id)))
-    rows = list(query.order_by(Chat.updated_at.desc(), Chat.id.desc()).limit(limit + 1))
-    registry = runtime().registry
-    running = set(registry.running_chat_ids())
-    page = rows[:limit]
+    page, next_cursor = chat_page(query, Chat.updated_at, limit)
+    turns = runtime().turns
+    running = set(turns.running_chat_ids())
     return {
-        "items": [chat_to_dict(c, c.id in running, awaiting=c.id in running and registry.is_awaiting(c.id),
-                               asking=c.id in running and registry.is_asking(c.id))
+        "items": [chat_to_dict(c, c.id in running, awaiting=c.id in running and turns.is_awaiting(c.id),
+                               asking=c.id in running and turns.is_asking(c.id))
                   for c in page],
-        "next_cursor": _encode_cursor(page[-1]) if len(rows) > limit else None,
+        "next_cursor": next_cursor,
     }
 
 
@@ -244,9 +229,9 @@ def patch_chat(chat_id):
 def delete_chat(chat_id):
     purge = bool_arg("purge")
     chat = _chat(chat_id, include_deleted=True)
-    if chat.id in _running() or runtime().registry.is_summarizing(chat.id):
+    if chat.id in _running() or runtime().turns.is_summarizing(chat.id):
         # Outside any transaction: the turn saves its partial reply while it stops.
-        stopped = runtime().registry.stop_chat(chat.id, wait=5.0 if purge else 0.0)
+        stopped = runtime().turns.stop_chat(chat.id, wait=5.0 if purge else 0.0)
         if purge and not stopped:
             raise ApiError(409, "busy", "The reply in this chat is still stopping; try again in a moment.")
     with db.atomic():

@@ -31,7 +31,7 @@ def _setup_error(exc: TurnSetupError) -> ApiError:
 def _planned(build, chat: Chat, *args) -> dict:
     """What `build` makes of the chat's next request; a chat that cannot plan one says why."""
     try:
-        return build(runtime().registry.services, chat, *args)
+        return build(runtime().services, chat, *args)
     except TurnSetupError as exc:
         raise _setup_error(exc) from None
 
@@ -67,21 +67,13 @@ def inspect(chat_id):
 
 @bp.post("/api/chats/<chat_id>/compact")
 def compact(chat_id):
-    """Summarize everything but the newest turn now → 200 the compaction."""
+    """Summarize everything but the newest turn now → 200 the compaction (the engine's command:
+    a message sent meanwhile waits for it, and no turn's summary of the chat runs beside it)."""
     chat = _chat(chat_id)
-    registry = runtime().registry
     try:
-        return registry.summarize(chat.id, lambda cancel: _summarize(registry.services, chat, cancel))
+        return runtime().turns.compact(chat.id).as_json()
     except CommandError as exc:
         raise ApiError(503 if exc.code == "shutting_down" else 409, exc.code, exc.message) from None
-
-
-def _summarize(services, chat: Chat, cancel) -> dict:
-    """The chat's summary made and saved (the registry runs it as the chat's command)."""
-    try:
-        model, toolset, plan = next_request.prepare(services, chat)
-        checkpoint, _ = compaction.compact(chat, model, services.keys, tools=toolset.specs(),
-                                           files=services.files, plan=plan, manual=True, cancel=cancel)
     except TurnSetupError as exc:
         raise _setup_error(exc) from None
     except compaction.NothingToCompact as exc:
@@ -98,4 +90,3 @@ def _summarize(services, chat: Chat, cancel) -> dict:
         raise ApiError(status, "compaction_failed", f"The summary could not be made: {exc.message}. "
                                                     f"Nothing was changed; try again or pick another summary "
                                                     f"model in Settings.") from None
-    return checkpoint.as_json()

@@ -82,7 +82,7 @@ def import_chats():
             blob.discard()
     for chat_id, message_id in outcome.switch.items():
         try:  # a chat here that the file continues: its branch runs on into what was added
-            runtime().registry.switch(chat_id, message_id)
+            runtime().turns.switch(chat_id, message_id)
         except CommandError:
             pass  # a reply is being written there: the new messages wait as another version
     events = runtime().app_events

@@ -6,7 +6,7 @@ from flask import Blueprint, request
 from backend.api.validate import MISSING, Fields, int_arg, json_body
 from backend.errors import ApiError, invalid, not_found
 from backend.runtime import runtime
-from backend.store import history
+from backend.store import cursor, history
 from backend.store.db import db
 from backend.store.serialize import iso, message_preview, message_to_dict
 from backend.turns.registry import CommandError
@@ -64,7 +64,7 @@ def switch_branch(chat_id):
     limit = f.number("limit", 1, PAGE_MAX, integer=True)
     f.check()
     try:
-        runtime().registry.switch(chat, message_id)
+        runtime().turns.switch(chat, message_id)
     except CommandError as exc:
         status = {"busy": 409, "not_found": 404, "shutting_down": 503}.get(exc.code, 400)
         raise ApiError(status, exc.code, exc.message) from None
@@ -86,17 +86,15 @@ def message_tree(chat_id):
         items.append({"id": row.id, "parent_id": row.parent_id, "role": row.role, "status": row.status,
                       "model_id": row.model_id, "created_at": iso(row.created_at), "preview": preview})
     return {"items": items, "active_leaf_id": history.active_leaf(chat), "truncated": more,
-            "next_cursor": str(items[-1]["id"]) if more else None}
+            "next_cursor": cursor.encode_id(items[-1]["id"]) if more else None}
 
 
 def _tree_cursor() -> int:
     """Where a page of the tree starts: after the message id a `next_cursor` named (0: the start)."""
-    value = request.args.get("cursor", "")
-    if not value:
-        return 0
-    if not (value.isascii() and value.isdigit()) or len(value) > 18:
-        raise invalid({"cursor": "This cursor is not one this server gave out. Start again without a cursor."})
-    return int(value)
+    try:
+        return cursor.decode_id(request.args.get("cursor", ""))
+    except cursor.BadCursor as exc:
+        raise invalid({"cursor": str(exc)}) from None
 
 
 @bp.get("/api/chats/<chat_id>/usage")

@@ -2,14 +2,11 @@
 `DELETE /api/chats/{id}` soft-deleted, listed newest deletion first, and emptied for good."""
 from __future__ import annotations
 
-import base64
-import json
+from flask import Blueprint
 
-from flask import Blueprint, request
-
-from backend.api.chats import PAGE_MAX, STOP_WAIT_S
+from backend.api.chats import PAGE_MAX, STOP_WAIT_S, chat_page
 from backend.api.validate import int_arg
-from backend.errors import ApiError, invalid
+from backend.errors import ApiError
 from backend.runtime import runtime
 from backend.store import housekeeping
 from backend.store.db import db
@@ -24,36 +21,14 @@ def _in_trash():
     return Chat.select().where(Chat.deleted_at.is_null(False), Chat.temporary == False)  # noqa: E712
 
 
-def _encode_cursor(chat: Chat) -> str:
-    raw = json.dumps([chat.deleted_at, chat.id]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[float, str]:
-    try:
-        deleted_at, chat_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if isinstance(deleted_at, (int, float)) and isinstance(chat_id, str):
-            return float(deleted_at), chat_id
-    except (ValueError, TypeError):
-        pass
-    raise invalid({"cursor": "This cursor is not one this server gave out. Start again without a cursor."})
-
-
 @bp.get("/api/trash")
 def list_trash():
     limit = int_arg("limit", 50, 1, PAGE_MAX)
-    query = _in_trash()
-    cursor = request.args.get("cursor", "")
-    if cursor:
-        deleted_at, chat_id = _decode_cursor(cursor)
-        query = query.where((Chat.deleted_at < deleted_at)
-                            | ((Chat.deleted_at == deleted_at) & (Chat.id < chat_id)))
-    rows = list(query.order_by(Chat.deleted_at.desc(), Chat.id.desc()).limit(limit + 1))
-    running = runtime().registry.running_chat_ids()
-    page = rows[:limit]
+    page, next_cursor = chat_page(_in_trash(), Chat.deleted_at, limit)
+    running = runtime().turns.running_chat_ids()
     return {
         "items": [{**chat_to_dict(c, c.id in running), "deleted_at": iso(c.deleted_at)} for c in page],
-        "next_cursor": _encode_cursor(page[-1]) if len(rows) > limit else None,
+        "next_cursor": next_cursor,
         "retention_days": housekeeping.trash_days(),
     }
 
@@ -61,7 +36,7 @@ def list_trash():
 @bp.delete("/api/trash")
 def empty_trash():
     """Every deleted chat (temporary ones too) is purged; nothing else is touched."""
-    registry = runtime().registry
+    registry = runtime().turns
     deleted = {c.id for c in Chat.select(Chat.id).where(Chat.deleted_at.is_null(False))}
     for chat_id in deleted & registry.running_chat_ids():
         # Outside any transaction: the turn saves its partial reply while it stops.

@@ -6,7 +6,7 @@ and the server's port changes at every start, so anything kept by the page would
 from __future__ import annotations
 
 from backend.api.validate import MISSING, Fields
-from backend.store.models import Setting
+from backend.store import settings
 
 SETTING = "ui"
 THEMES = ("system", "light", "dark")
@@ -19,8 +19,7 @@ EXAMPLE = 'Must be an object like {"theme": "dark", "recent_models": ["model id"
 
 def stored() -> dict:
     """The stored choices, every key present (defaults for what was never set or is malformed)."""
-    row = Setting.get_or_none(Setting.key == SETTING)
-    value = row.value if row is not None and isinstance(row.value, dict) else {}
+    value = settings.get_object(SETTING)
     out = dict(DEFAULTS)
     if value.get("theme") in THEMES:
         out["theme"] = value["theme"]
@@ -63,6 +62,5 @@ def _ids(inner: Fields, key: str, cap: int):
     return list(dict.fromkeys(value))  # order kept, repeats dropped
 
 
-def merged(changes: dict) -> dict:
-    """The stored choices with `changes` applied, as they are to be saved."""
-    return {**stored(), **changes}
+# The keys sent are merged into the stored choices.
+settings.register(settings.Section(SETTING, DEFAULTS, parse, merge=True, current=stored))

@@ -203,14 +203,15 @@ def _raise(error: ProviderError) -> Iterator[StreamEvent]:
 
 
 def complete_text(request: ModelRequest, cancel: CancelToken | None = None,
-                  max_chars: int = COMPLETE_TEXT_CHARS) -> str:
+                  max_chars: int = COMPLETE_TEXT_CHARS, stream_fn=None) -> str:
     """The text answer of a short request (a title, a summary, a research plan), at most `max_chars`.
 
     Reading stops at `max_chars` and the stream is closed: a model that runs on cannot
     make the process hold its whole answer. `cancel` closes the stream at once; the
     text so far is returned, and the caller, which knows it stopped, decides what it is worth.
+    `stream_fn` opens the stream (default `open_stream`; a turn passes its services' one).
     """
-    with open_stream(request) as stream:
+    with (stream_fn or open_stream)(request) as stream:
         unregister = cancel.on_cancel(stream.close) if cancel is not None else (lambda: None)
         parts: list[str] = []
         size = 0

@@ -3,7 +3,9 @@ and what an import that did not finish left.
 
 Every path that deletes a chat for good goes through `purge_chats`, so whatever
 else a chat owns (its messages today; search rows or attachment links tomorrow)
-has one place to be cleaned up with it.
+has one place to be cleaned up with it. Its draft, compactions and own state
+(tool policies, standing rules: backend/store/chat_state.py) go with the chat row
+by ON DELETE CASCADE.
 """
 from __future__ import annotations
 

@@ -328,10 +328,30 @@ def _v16_drafts(db):
         updated_at REAL NOT NULL)""")
 
 
+def _v17_chat_state(db):
+    """A chat's own state (its tool policies, "allow always" rules, the plan it is executing)
+    moves out of the app's settings into a table of its own, removed with its chat: kept
+    among the settings as `<key>:<chat id>`, a purged chat's rules stayed behind. Rows of
+    chats that no longer exist are dropped."""
+    db.execute_sql("""CREATE TABLE chat_state (
+        chat_id TEXT NOT NULL REFERENCES chat(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value_json TEXT NOT NULL,
+        PRIMARY KEY (chat_id, key))""")
+    for key in ("tool_policy", "allow_always", "plan_executing"):
+        prefix = key + ":"
+        # substr, not LIKE: "_" in the keys would be a wildcard.
+        db.execute_sql("""INSERT INTO chat_state (chat_id, key, value_json)
+            SELECT substr(s.key, ?), ?, s.value_json FROM setting AS s
+            WHERE substr(s.key, 1, ?) = ? AND substr(s.key, ?) IN (SELECT id FROM chat)""",
+                       (len(prefix) + 1, key, len(prefix), prefix, len(prefix) + 1))
+        db.execute_sql("DELETE FROM setting WHERE substr(key, 1, ?) = ?", (len(prefix), prefix))
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
               _v7_workspaces, _v8_mcp_servers, _v9_import_staging, _v10_model_note,
               _v11_message_tree, _v12_import_sources, _v13_compactions,
-              _v14_modes_and_plans, _v15_model_found_window, _v16_drafts]
+              _v14_modes_and_plans, _v15_model_found_window, _v16_drafts, _v17_chat_state]
 
 
 def schema_version(db) -> int:

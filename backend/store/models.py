@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import secrets
 
-from peewee import (AutoField, BooleanField, FloatField, ForeignKeyField,
+from peewee import (AutoField, BooleanField, CompositeKey, FloatField, ForeignKeyField,
                     IntegerField, Model, TextField)
 
 from backend.store.db import db, now
@@ -164,14 +164,20 @@ class Compaction(Base):
 
 
 class Setting(Base):
+    """An app setting (backend/store/settings.py reads and writes them)."""
     key = TextField(primary_key=True)
     value = JsonText(column_name="value_json")
 
-    @classmethod
-    def section(cls, key: str) -> dict:
-        """A setting kept as an object (compaction, research…); {} when unset or not an object."""
-        row = cls.get_or_none(cls.key == key)
-        return row.value if row is not None and isinstance(row.value, dict) else {}
+
+class ChatState(Base):
+    """One chat's own state by key (backend/store/chat_state.py); it goes with its chat."""
+    chat = ForeignKeyField(Chat, column_name="chat_id", on_delete="CASCADE")
+    key = TextField()
+    value = JsonText(column_name="value_json")
+
+    class Meta:
+        table_name = "chat_state"
+        primary_key = CompositeKey("chat", "key")
 
 
-ALL_MODELS = [Folder, Chat, Message, File, Provider, ModelEntry, McpServer, Compaction, Setting]
+ALL_MODELS = [Folder, Chat, Message, File, Provider, ModelEntry, McpServer, Compaction, Setting, ChatState]

@@ -21,8 +21,8 @@ import hashlib
 import json
 
 from backend.core.types import ToolCall
+from backend.store import chat_state, settings
 from backend.store.db import db
-from backend.store.models import Setting
 from backend.tools import fetch_guard, sandbox
 from backend.tools.command_rules import rule_matches, standing_rule_allowed, trimmed
 from backend.tools.fetch import NAME as FETCH
@@ -30,7 +30,9 @@ from backend.turns import modes
 from backend.turns.toolset import shell_network
 
 POLICIES = ("ask", "allow", "deny")
-DEFAULT_KEY = "tool_policy_default"
+DEFAULT_KEY = "tool_policy_default"  # an app setting: the policies for every chat
+POLICY_KEY = "tool_policy"  # a chat's own state (backend/store/chat_state.py): its policies
+RULES_KEY = "allow_always"  # a chat's own state: its standing rules
 # Tools whose standing rule is one exact value of an argument, not the whole tool.
 EXACT_RULES = {"shell": "command"}
 # Tools that run what they are given on the person's behalf: without a sandbox, each call asks.
@@ -42,40 +44,27 @@ def unconfined(tool: str) -> bool:
     return tool in CONFINED and not sandbox.status().available
 
 
-def _policy_key(chat_id: str) -> str:
-    return f"tool_policy:{chat_id}"
-
-
-def _rules_key(chat_id: str) -> str:
-    return f"allow_always:{chat_id}"
-
-
-def _setting(key: str, default):
-    row = Setting.get_or_none(Setting.key == key)
-    return row.value if row is not None and row.value is not None else default
-
-
-def _put(key: str, value) -> None:
-    Setting.insert(key=key, value=value).on_conflict_replace().execute()
-
-
 # --- policies ---------------------------------------------------------------------------
 
 def policies(chat_id: str | None) -> dict[str, str]:
     """The policies set for the chat (or, with None, the defaults), by tool name."""
-    return dict(_setting(_policy_key(chat_id) if chat_id else DEFAULT_KEY, {}))
+    if chat_id:
+        return dict(chat_state.get(chat_id, POLICY_KEY, {}))
+    return dict(settings.get(DEFAULT_KEY, {}))
 
 
 def set_policy(chat_id: str | None, tool: str, policy: str | None) -> None:
     """Set (or with None clear) one tool's policy for the chat, or as the default."""
-    key = _policy_key(chat_id) if chat_id else DEFAULT_KEY
     with db.atomic():
-        current = dict(_setting(key, {}))
+        current = policies(chat_id)
         if policy is None:
             current.pop(tool, None)
         else:
             current[tool] = policy
-        _put(key, current)
+        if chat_id:
+            chat_state.put(chat_id, POLICY_KEY, current or None)
+        else:
+            settings.put(DEFAULT_KEY, current)
 
 
 def set_policy_of(chat_id: str, tool: str) -> str | None:
@@ -106,12 +95,12 @@ def fingerprint(tool) -> str:
 def unapproved_change(tool) -> bool:
     if tool is None or not tool.name.startswith(WATCHED_PREFIX):
         return False
-    return _setting(f"tool_approved:{tool.name}", None) != fingerprint(tool)
+    return settings.get(f"tool_approved:{tool.name}") != fingerprint(tool)
 
 
 def approved_as_is(tool) -> None:
     if tool is not None and tool.name.startswith(WATCHED_PREFIX):
-        _put(f"tool_approved:{tool.name}", fingerprint(tool))
+        settings.put(f"tool_approved:{tool.name}", fingerprint(tool))
 
 
 # --- standing rules -----------------------------------------------------------------------
@@ -149,9 +138,13 @@ def rule_for(call: ToolCall) -> dict | None:
     return {"tool": call.name, field: trimmed(value)}
 
 
-def rules(chat_id: str) -> list[dict]:
+def _listed(stored) -> list[dict]:
     # Rules were once stored as bare tool names.
-    return [{"tool": r} if isinstance(r, str) else dict(r) for r in _setting(_rules_key(chat_id), [])]
+    return [{"tool": r} if isinstance(r, str) else dict(r) for r in stored]
+
+
+def rules(chat_id: str) -> list[dict]:
+    return _listed(chat_state.get(chat_id, RULES_KEY, []))
 
 
 def _fetch_covered(chat_id: str, call: ToolCall) -> bool:
@@ -189,7 +182,7 @@ def remember(chat_id: str, rule: dict) -> None:
     with db.atomic():
         current = rules(chat_id)
         if rule not in current:
-            _put(_rules_key(chat_id), current + [rule])
+            chat_state.put(chat_id, RULES_KEY, current + [rule])
 
 
 def forget(chat_id: str, rule: dict) -> bool:
@@ -197,15 +190,11 @@ def forget(chat_id: str, rule: dict) -> bool:
         current = rules(chat_id)
         if rule not in current:
             return False
-        _put(_rules_key(chat_id), [r for r in current if r != rule])
+        chat_state.put(chat_id, RULES_KEY, [r for r in current if r != rule] or None)
         return True
 
 
 def all_rules() -> list[dict]:
     """Every chat's standing rules, each with its chat id."""
-    prefix = _rules_key("")
-    out = []
-    for row in Setting.select().where(Setting.key.startswith(prefix)).order_by(Setting.key):
-        chat_id = row.key[len(prefix):]
-        out.extend({"chat_id": chat_id, **r} for r in rules(chat_id))
-    return out
+    return [{"chat_id": chat_id, **r} for chat_id, stored in chat_state.of_every_chat(RULES_KEY)
+            for r in _listed(stored)]

@@ -20,7 +20,8 @@ from backend.core.text import inert_tags
 from backend.core.types import Message, ModelRequest
 from backend.store import compactions, history
 from backend.store.compactions import Checkpoint
-from backend.store.models import Chat, ModelEntry, Setting
+from backend.store import chats, settings as stored
+from backend.store.chats import ChatRow, ModelRow
 from backend.store.serialize import attachment_ids, files_by_id
 from backend.turns.context import (HistoryRow, Plan, limits_of, plan_request, provider_config, quoted_summary,
                                    usable)
@@ -91,7 +92,7 @@ class Settings:
 
 
 def settings() -> Settings:
-    value = {**DEFAULTS, **Setting.section(SETTING)}
+    value = {**DEFAULTS, **stored.get_object(SETTING)}
     return Settings(bool(value["auto"]), float(value["threshold"]), value["model_id"])
 
 
@@ -116,27 +117,29 @@ def boundary_of(plan: Plan, keep_tokens: int) -> HistoryRow:
     return older[-1][-1]
 
 
-def compact(chat: Chat, model: ModelEntry, keys, *, tools=(), files=None, plan: Plan, manual: bool,
-            continuing: bool = False, cancel: CancelToken | None = None) -> tuple[Checkpoint, Plan]:
-    """Summarize the branch through a new boundary, save the checkpoint; the plan it makes."""
+def compact(chat: ChatRow, model: ModelRow, keys, *, tools=(), files=None, plan: Plan, manual: bool,
+            continuing: bool = False, cancel: CancelToken | None = None,
+            stream_fn=None) -> tuple[Checkpoint, Plan]:
+    """Summarize the branch through a new boundary, save the checkpoint; the plan it makes.
+    `stream_fn`: how the summary's model is asked (the turn services' `open_stream`)."""
     keep = 0 if manual else int(KEEP_SHARE * plan.limits.input)
     boundary = boundary_of(plan, keep)
     chosen = _summary_model(model)
-    text = summarize(_summary_request(chat, chosen, keys, plan.checkpoint, boundary), cancel)
+    text = summarize(_summary_request(chat, chosen, keys, plan.checkpoint, boundary), cancel, stream_fn)
     provisional = Checkpoint(0, boundary.id, boundary.depth, text, 0, 0, chosen.id, 0.0)
     after = plan_request(chat, model, keys, tools, continuing, files, checkpoint=provisional)
     saved = compactions.save(chat.id, boundary.id, boundary.depth, text, plan.tokens_before, after.used, chosen.id)
     return saved, plan_request(chat, model, keys, tools, continuing, files, checkpoint=saved)
 
 
-def _summary_model(model: ModelEntry) -> ModelEntry:
+def _summary_model(model: ModelRow) -> ModelRow:
     """The model set for summaries, when it exists and its provider is on; else the chat's."""
     model_id = settings().model_id
-    other = ModelEntry.get_or_none(ModelEntry.id == model_id) if model_id else None
+    other = chats.model(model_id)
     return other if other is not None and other.provider.enabled else model
 
 
-def _summary_request(chat: Chat, model: ModelEntry, keys, previous: Checkpoint | None,
+def _summary_request(chat: ChatRow, model: ModelRow, keys, previous: Checkpoint | None,
                      boundary: HistoryRow) -> ModelRequest:
     reply = min(SUMMARY_MAX_TOKENS, limits_of(model, {}).window // 4)
     limits = limits_of(model, {"max_tokens": reply})
@@ -187,7 +190,7 @@ def _transcript_line(row: HistoryRow, names: dict[str, str]) -> str:
     return f"Assistant: {row.content}{calls}"
 
 
-def summarize(request: ModelRequest, cancel: CancelToken | None = None) -> str:
+def summarize(request: ModelRequest, cancel: CancelToken | None = None, stream_fn=None) -> str:
     """The summary text; CompactionFailed with a sentence when there is none (SummaryTimedOut
     past SUMMARY_SECONDS, SummaryStopped when `cancel` ended it)."""
     from backend.providers import complete_text
@@ -197,7 +200,7 @@ def summarize(request: ModelRequest, cancel: CancelToken | None = None) -> str:
     timer.daemon = True
     timer.start()
     try:
-        text = complete_text(request, ends).strip()
+        text = complete_text(request, ends, stream_fn=stream_fn).strip()
     except ProviderError as exc:
         if not ends.is_set():
             raise CompactionFailed(exc.message) from exc
@@ -215,8 +218,8 @@ def summarize(request: ModelRequest, cancel: CancelToken | None = None) -> str:
     return text[:SUMMARY_MAX_CHARS]
 
 
-def make_room(chat: Chat, model: ModelEntry, keys, *, tools, files, plan: Plan, continuing: bool,
-              cancel: CancelToken, publish) -> Plan:
+def make_room(chat: ChatRow, model: ModelRow, keys, *, tools, files, plan: Plan, continuing: bool,
+              cancel: CancelToken, publish, stream_fn=None) -> Plan:
     """At a turn's start: compact when the request would pass the threshold, else (or when the
     summary fails) leave out the oldest turns, saying so. The plan the turn sends."""
     chosen = settings()
@@ -224,7 +227,7 @@ def make_room(chat: Chat, model: ModelEntry, keys, *, tools, files, plan: Plan, 
     if chosen.auto and needed(plan, chosen.threshold):
         try:
             checkpoint, plan = compact(chat, model, keys, tools=tools, files=files, plan=plan, manual=False,
-                                       continuing=continuing, cancel=cancel)
+                                       continuing=continuing, cancel=cancel, stream_fn=stream_fn)
             publish("compacted", boundary_message_id=checkpoint.boundary_id,
                     tokens_before=checkpoint.tokens_before, tokens_after=checkpoint.tokens_after)
         except NothingToCompact:

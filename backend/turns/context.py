@@ -14,7 +14,8 @@ from backend.core.types import Message, ModelRequest, ProviderConfig, ToolCall
 from backend.store import compactions, history
 from backend.store.compactions import Checkpoint
 from backend.store.files import FileStore
-from backend.store.models import Chat, ModelEntry, Provider, Setting
+from backend.store import chats, settings
+from backend.store.chats import ChatRow, ModelRow, ProviderRow
 from backend.store.serialize import attachment_ids, files_by_id
 from backend.turns import modes, plans
 from backend.turns.attachments import AttachmentError, Budget, message_parts
@@ -60,23 +61,22 @@ def usable(row: HistoryRow) -> bool:
     return not (row.role == "assistant" and not row.content and not row.tool_calls)
 
 
-def resolve_model(chat: Chat, asked: str | None = None) -> ModelEntry:
+def resolve_model(chat: ChatRow, asked: str | None = None) -> ModelRow:
     """The model a turn uses: the one asked for (regenerate with…), the chat's, else the default."""
     model_id = asked or chat.model_id
     if not model_id:
-        setting = Setting.get_or_none(Setting.key == "default_model_id")
-        model_id = setting.value if setting else None
+        model_id = settings.get("default_model_id")
     if not model_id:
         raise TurnSetupError("no_model", "No model is chosen for this chat. Add a provider in Settings, "
                                          "then pick a model for the chat or a default model.")
-    model = ModelEntry.get_or_none(ModelEntry.id == model_id)
+    model = chats.model(model_id)
     if model is None:
         raise TurnSetupError("no_model", f"The model {model_id!r} of this chat no longer exists. "
                                          f"Pick another model for the chat.")
     return model
 
 
-def workspace_folder(chat: Chat) -> str | None:
+def workspace_folder(chat: ChatRow) -> str | None:
     """The chat's workspace folder, which must still be there: tools never guess another."""
     if not chat.workspace:
         return None
@@ -86,7 +86,7 @@ def workspace_folder(chat: Chat) -> str | None:
     return chat.workspace
 
 
-def provider_config(provider: Provider, keys) -> ProviderConfig:
+def provider_config(provider: ProviderRow, keys) -> ProviderConfig:
     if not provider.enabled:
         raise TurnSetupError("provider_disabled", f"The provider {provider.name} is turned off. "
                                                   f"Turn it on in Settings → Providers, or pick another model.")
@@ -94,13 +94,13 @@ def provider_config(provider: Provider, keys) -> ProviderConfig:
                           api_key=keys.get(provider.id), timeout=float(provider.timeout))
 
 
-def with_attachments(rows: list[HistoryRow], model: ModelEntry, store: FileStore | None) -> list[Message]:
+def with_attachments(rows: list[HistoryRow], model: ModelRow, store: FileStore | None) -> list[Message]:
     """The rows as Messages, each user message with its files: images as Images, readable
     files as text before what the person wrote (backend/turns/attachments.py)."""
     return [m for m, _ in _with_attachments(rows, model, store)]
 
 
-def _with_attachments(rows: list[HistoryRow], model: ModelEntry, store: FileStore | None,
+def _with_attachments(rows: list[HistoryRow], model: ModelRow, store: FileStore | None,
                       quotes: set[int] | None = None) -> list[tuple[Message, int]]:
     """Each row as a Message, with the tokens its attached files add to it.
 
@@ -127,7 +127,7 @@ def _with_attachments(rows: list[HistoryRow], model: ModelEntry, store: FileStor
     return out
 
 
-def _attach(message: Message, attached: list, model: ModelEntry, store: FileStore, budget: Budget,
+def _attach(message: Message, attached: list, model: ModelRow, store: FileStore, budget: Budget,
             current: bool) -> tuple[Message, int]:
     try:
         parts = message_parts(attached, store, budget, vision=bool(model.supports_vision),
@@ -190,7 +190,7 @@ class Limits:
         return self.window - self.reserve
 
 
-def limits_of(model: ModelEntry, params: dict) -> Limits:
+def limits_of(model: ModelRow, params: dict) -> Limits:
     window = model.context_window or DEFAULT_WINDOW
     reserve = params.get("max_tokens") or model.max_output_tokens or DEFAULT_RESERVE
     # A reply cap as large as the window (some local servers report one) would leave
@@ -228,7 +228,7 @@ class Plan:
 _ACTIVE = object()
 
 
-def plan_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool = False,
+def plan_request(chat: ChatRow, model: ModelRow, keys, tools=(), continuing: bool = False,
                  files: FileStore | None = None, draft: tuple[Message, int] | None = None,
                  checkpoint=_ACTIVE, max_tokens: int | None = None) -> Plan:
     """The request the next turn sends: the one builder behind turns, /context and /inspect.
@@ -310,19 +310,13 @@ def _key(system: str, tools, messages) -> str:
     return hashlib.sha256(seed.encode("utf-8", "replace")).hexdigest()[:16]
 
 
-def build_request(chat: Chat, model: ModelEntry, keys, tools=(), continuing: bool = False,
-                  files: FileStore | None = None) -> tuple[ModelRequest, Window]:
-    plan = plan_request(chat, model, keys, tools, continuing, files)
-    return plan.request, plan.window
-
-
-def fallback_routes(model: ModelEntry, base: ModelRequest, keys) -> tuple[Route, ...]:
+def fallback_routes(model: ModelRow, base: ModelRequest, keys) -> tuple[Route, ...]:
     """The model's fallbacks that can answer now (existing, provider turned on), in order."""
     routes = []
     # A model that cannot see images is no stand-in for a request that carries some.
     needs_vision = any(m.images for m in base.messages)
     for model_id in model.fallbacks or []:
-        other = ModelEntry.get_or_none(ModelEntry.id == model_id)
+        other = chats.model(model_id)
         if other is None or other.id == model.id or not other.provider.enabled:
             continue
         if needs_vision and not other.supports_vision:

@@ -13,8 +13,7 @@ from dataclasses import replace
 from urllib.parse import urlsplit
 
 from backend.core.tools import ToolRegistry, parse_arguments
-from backend.store import history
-from backend.store.models import Setting
+from backend.store import history, settings
 from backend.tools import fetch_guard
 from backend.tools.fetch import NAME, fetch_tool
 
@@ -64,7 +63,7 @@ def origins() -> frozenset[str]:
 
 
 def stored() -> dict:
-    value = Setting.section(SETTING).get("allow_private")
+    value = settings.get_object(SETTING).get("allow_private")
     return {"allow_private": [v for v in value if isinstance(v, str)] if isinstance(value, list) else []}
 
 

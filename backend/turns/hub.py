@@ -33,9 +33,13 @@ RESEARCH_FIELDS = CHAT_EVENTS["research_progress"].keys
 
 
 class TurnView:
-    """The in-progress state of a turn's current assistant message (what a snapshot shows)."""
+    """The in-progress state of a turn's current assistant message (what a snapshot shows).
 
-    __slots__ = ("turn_id", "first_event_id", "message_id", "content", "reasoning",
+    The server's one copy of a streaming reply's text: the turn saves its row from here
+    (runner.Partial), so what is saved and what a snapshot shows come from the same deltas.
+    """
+
+    __slots__ = ("turn_id", "first_event_id", "message_id", "content", "reasoning", "changes",
                  "tool_calls", "status", "ended_at", "sources", "research")
 
     def __init__(self, turn_id: str, first_event_id: int):
@@ -43,6 +47,7 @@ class TurnView:
         self.message_id = None
         self.content: list[str] = []
         self.reasoning: list[str] = []
+        self.changes = 0  # text deltas applied to this message so far
         self.tool_calls: list[dict] = []
         self.status = "streaming"
         self.ended_at: float | None = None
@@ -56,10 +61,13 @@ class TurnView:
             if event.get("message_id") != self.message_id:
                 self.message_id = event.get("message_id")
                 self.content, self.reasoning, self.tool_calls = [], [], []
+                self.changes = 0
             if kind == "content":
                 self.content.append(event["delta"])
+                self.changes += 1
             elif kind == "reasoning":
                 self.reasoning.append(event["delta"])
+                self.changes += 1
             elif kind == "tool_start":
                 self.tool_calls.append({"id": event["call_id"], "name": event["name"],
                                         "arguments": event["arguments"]})
@@ -71,6 +79,13 @@ class TurnView:
         elif kind == "turn_end":
             self.status = {"completed": "complete", "failed": "error"}.get(event["status"], event["status"])
             self.ended_at = time.monotonic()
+
+
+    def text(self) -> tuple[str, str]:
+        """The message's content and reasoning so far (joined once: later calls add only what is new)."""
+        content, reasoning = "".join(self.content), "".join(self.reasoning)
+        self.content, self.reasoning = [content] if content else [], [reasoning] if reasoning else []
+        return content, reasoning
 
 
 class Subscription:
@@ -135,6 +150,15 @@ class ChatHub:
             if event["event_id"] - sub.cursor >= BEHIND and not sub.behind.is_set():
                 sub.behind.set()
         return event
+
+    def reply_text(self, message_id: int, seen: int | None = None) -> tuple[str, str, int] | None:
+        """The streaming message's content, reasoning and count of deltas so far; None when the
+        running turn streams no such message, or when its count is still `seen`."""
+        with self._lock:
+            turn = self.turn
+            if turn is None or turn.message_id != message_id or turn.changes == seen:
+                return None
+            return (*turn.text(), turn.changes)
 
     def next_direct_id(self) -> int:
         """An id for an event meant for one socket only (a bad_request answer)."""
@@ -211,5 +235,5 @@ class ChatHub:
         extra = {"sources": list(turn.sources)} if turn.sources else {}
         if turn.research is not None:
             extra["research"] = dict(turn.research)
-        return snapshot.build(self, turn.turn_id, turn.message_id, "".join(turn.content), "".join(turn.reasoning),
+        return snapshot.build(self, turn.turn_id, turn.message_id, *turn.text(),
                               list(turn.tool_calls), turn.status, **extra)

@@ -23,7 +23,8 @@ from dataclasses import replace
 from backend.catalog.mcp_file import secret_id
 from backend.core.tools import Tool
 from backend.store.db import db
-from backend.store.models import McpServer
+from backend.store import mcp_servers
+from backend.store.mcp_servers import McpServerRow
 from backend.tools.mcp_config import McpError, McpServerConfig
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ class McpRuntime:
         (it would only be refused by its host) and its status says which value.
         """
         with self._reloading, _connected():
-            rows = list(McpServer.select().order_by(McpServer.created_at, McpServer.id))
+            rows = mcp_servers.in_order()
             configs, unavailable = [], {}
             for row in rows:
                 try:
@@ -81,7 +82,7 @@ class McpRuntime:
             self._unavailable = unavailable
             self._enabled = tuple(c.name for c in configs if c.enabled)
 
-    def _config(self, row: McpServer) -> McpServerConfig:
+    def _config(self, row: McpServerRow) -> McpServerConfig:
         headers = dict(row.headers or {})
         if row.enabled:  # a server that is off needs no secret, and a keyring prompt would be for nothing
             for name in row.secret_headers or []:

@@ -14,7 +14,8 @@ from collections import OrderedDict
 from backend.core import tokens
 from backend.core.types import Message
 from backend.store import history
-from backend.store.models import Chat, File
+from backend.store.chats import ChatRow
+from backend.store.serialize import files_by_id
 from backend.turns import compaction, plans
 from backend.turns.context import (Plan, TurnSetupError, _attach, plan_request, resolve_model,
                                    workspace_folder)
@@ -23,7 +24,7 @@ from backend.turns.services import TurnServices
 log = logging.getLogger(__name__)
 
 
-def prepare(services: TurnServices, chat: Chat, asked_model_id: str | None = None, continuing: bool = False,
+def prepare(services: TurnServices, chat: ChatRow, asked_model_id: str | None = None, continuing: bool = False,
             draft: tuple[Message, int] | None = None):
     """The chat's model, its tool set and the plan of its next request."""
     model = resolve_model(chat, asked_model_id)
@@ -39,7 +40,7 @@ def draft_message(services: TurnServices, model, text: str, file_ids: list[str])
     message = Message(role="user", content=text)
     if not file_ids:
         return message, 0
-    found = {f.id: f for f in File.select().where(File.id.in_(file_ids))}
+    found = files_by_id(file_ids)
     from backend.turns.attachments import Budget
     try:
         return _attach(message, [found[i] for i in file_ids if i in found], model, services.files,
@@ -50,7 +51,7 @@ def draft_message(services: TurnServices, model, text: str, file_ids: list[str])
 
 # --- the meter -----------------------------------------------------------------------------
 
-def context_json(services: TurnServices, chat: Chat, draft_text: str | None = None,
+def context_json(services: TurnServices, chat: ChatRow, draft_text: str | None = None,
                  file_ids: list[str] | None = None) -> dict:
     """CONTRACT §6 `GET …/context`, plus the threshold, input budget and level the meter shows."""
     model = resolve_model(chat)
@@ -136,7 +137,7 @@ def wire(plan: Plan) -> tuple[str, dict]:
     return wire_request(plan.request)
 
 
-def inspect_json(services: TurnServices, chat: Chat) -> dict:
+def inspect_json(services: TurnServices, chat: ChatRow) -> dict:
     """CONTRACT §6 `GET …/inspect`: the next request as sent, image bytes as their size and hash."""
     _, _, plan = prepare(services, chat)
     url, body = wire(plan)

@@ -21,9 +21,8 @@ import secrets
 from backend.core.tools import Tool, ToolRegistry
 from backend.core.types import Message as ModelMessage
 from backend.core.types import ToolSpec
-from backend.store import history
+from backend.store import chat_state, chats, history
 from backend.store.db import db
-from backend.store.models import Chat, Setting
 from backend.turns.modes import UPDATE_PLAN
 
 STATUSES = ("pending", "active", "done")
@@ -139,21 +138,17 @@ def find(chat_id: str, plan_id: str) -> dict | None:
 
 # --- executing ----------------------------------------------------------------------------
 
-def _key(chat_id: str) -> str:
-    return f"plan_executing:{chat_id}"
+EXECUTING_KEY = "plan_executing"  # a chat's own state (backend/store/chat_state.py): the plan it carries out
 
 
 def executing(chat_id: str) -> str | None:
     """The id of the plan the chat is carrying out, or None."""
-    row = Setting.get_or_none(Setting.key == _key(chat_id))
-    return row.value if row is not None and isinstance(row.value, str) else None
+    value = chat_state.get(chat_id, EXECUTING_KEY)
+    return value if isinstance(value, str) else None
 
 
 def _set_executing(chat_id: str, plan_id: str | None) -> None:
-    if plan_id is None:
-        Setting.delete().where(Setting.key == _key(chat_id)).execute()
-    else:
-        Setting.insert(key=_key(chat_id), value=plan_id).on_conflict_replace().execute()
+    chat_state.put(chat_id, EXECUTING_KEY, plan_id)
 
 
 def mode_changed(chat_id: str) -> None:
@@ -199,7 +194,7 @@ def start(chat_id: str, plan_id: str, request_id: str):
     """Inside a transaction: switch the chat to edit and add the user message that executes the
     plan (returned; its turn is the caller's to start). NotPending when it cannot be executed."""
     plan = pending(chat_id, plan_id)
-    Chat.update(mode="edit").where(Chat.id == chat_id).execute()
+    chats.set_mode(chat_id, "edit")
     _set_executing(chat_id, plan_id)
     return history.append_to_branch(chat_id, role="user", content=EXECUTE_TEXT, request_id=request_id,
                                     content_parts={"plan": plan})

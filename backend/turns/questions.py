@@ -16,7 +16,7 @@ from typing import Callable
 
 from backend.core.tools import Tool
 from backend.core.types import ToolCall, ToolSpec
-from backend.store.models import Setting
+from backend.store import settings
 from backend.turns import question_items as qi
 from backend.turns.question_items import NAME, BadAnswer  # noqa: F401 (re-exported)
 
@@ -28,7 +28,7 @@ SPEC = ToolSpec(name=NAME, description=qi.DESCRIPTION, parameters=qi.PARAMETERS)
 
 def timeout_s() -> int | None:
     """The person's limit on waiting for an answer, in seconds; None when they set none."""
-    value = Setting.section(SETTING).get("timeout_s")
+    value = settings.get_object(SETTING).get("timeout_s")
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 

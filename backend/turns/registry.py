@@ -11,33 +11,25 @@ saves through backend/store/history.py and publishes.
 """
 from __future__ import annotations
 
-import importlib
 import logging
-import os
 import secrets
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, TypeVar
 
 from backend.core import agent
 from backend.core.cancel import CancelToken
-from backend.core.tools import ToolRegistry
-from backend.store import drafts, history
-from backend.store.db import db, now
-from backend.store.files import FileStore
-from backend.store.models import Chat, ModelEntry
+from backend.store import chats, drafts, history
+from backend.store.compactions import Checkpoint
+from backend.store.db import db
 from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
-from backend.turns import plans, vision_check
+from backend.turns import compaction, next_request, plans, vision_check
 from backend.turns.hub import ChatHub
 from backend.turns.queue_rules import ChatQueue, Refuse, Start
 from backend.turns.questions import BadAnswer, NotPending
 from backend.turns.runner import Turn
 from backend.turns.services import TurnServices
 from backend.turns.title import maybe_title
-from backend.turns.toolset import Toolsets
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 FLUSH_INTERVAL = 0.5  # partial text reaches the disk at least this often (the contract: once a second)
 PREVIEW_CHARS = 120
 TRIM_EVERY = 60  # flush ticks (30 s) between sweeps that drop expired turns' event logs
@@ -72,35 +64,13 @@ class _ChatState:
         self.summary: _Summary | None = None  # the running "Summarize now", while one runs
 
 
-def limits_from_env() -> agent.Limits:
-    env = os.environ.get
-    return agent.Limits(max_steps=int(env("NUMI_MAX_STEPS", 20)),
-                        max_tool_calls=int(env("NUMI_MAX_TOOL_CALLS", 50)),
-                        max_seconds=float(env("NUMI_MAX_TURN_SECONDS", 600)),
-                        max_output_chars=int(env("NUMI_MAX_OUTPUT_CHARS", 1_000_000)))
-
-
-def load_tools() -> ToolRegistry:
-    """Built-in tools arrive with their own issue; NUMI_TOOL_PLUGINS names modules with register(registry)."""
-    registry = ToolRegistry()
-    for name in filter(None, os.environ.get("NUMI_TOOL_PLUGINS", "").split(",")):
-        importlib.import_module(name.strip()).register(registry)
-    return registry
-
-
 class TurnRegistry:
-    """`app_events` (the chat list's publisher) and `mcp` (the MCP servers' tools) are the
-    runtime's, shared with the API; `catalog` is the CatalogService (None: run without one)."""
+    """`services` are the runtime's (it builds them, and closes the tool pool and tool sets)."""
 
-    def __init__(self, config, keys, app_events, mcp=None, catalog=None):
+    def __init__(self, config, services: TurnServices):
         self.config = config
-        self.app_events = app_events
-        self.toolsets = Toolsets(load_tools(), config.data_dir, mcp, keys=keys)
-        self.services = TurnServices(
-            keys=keys, tools=self.toolsets.plugins, toolsets=self.toolsets,
-            files=FileStore.for_data_dir(config.data_dir), limits=limits_from_env(),
-            tool_pool=ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool"), catalog=catalog,
-            chat_changed=app_events.chat_changed, take_steering=self.take_steering)
+        self.services = services
+        self._chat_changed = services.chat_changed  # the chat list's row changed (running, unread …)
         self._lock = threading.RLock()
         self._chats: dict[str, _ChatState] = {}
         self._closing = False
@@ -144,8 +114,6 @@ class TurnRegistry:
         self._stopped.set()
         if self._flusher.is_alive():
             self._flusher.join(1.0)
-        self.services.tool_pool.shutdown(wait=False, cancel_futures=True)
-        self.toolsets.close()
 
     def _flush_forever(self) -> None:
         ticks = 0
@@ -189,7 +157,7 @@ class TurnRegistry:
         """The chat's unanswered approval requests ({"approval_id", "name"}); lock-free like is_running."""
         state = self._chats.get(chat_id)
         turn = state.turn if state is not None else None
-        return turn.pending_approvals() if turn is not None else []
+        return turn.approvals.pending() if turn is not None else []
 
     def is_awaiting(self, chat_id: str) -> bool:
         return bool(self.pending_approvals(chat_id))
@@ -205,13 +173,11 @@ class TurnRegistry:
 
     def open_chat(self, chat_id: str) -> bool:
         """A window opens the chat: False when there is no such chat; it is read now."""
-        chat = Chat.get_or_none((Chat.id == chat_id) & Chat.deleted_at.is_null())
+        chat = chats.live(chat_id)
         if chat is None:
             return False
-        if chat.unread:
-            with db.atomic():
-                Chat.update(unread=False).where(Chat.id == chat_id).execute()
-            self.app_events.chat_changed(chat_id)
+        if chat.unread and chats.mark_read(chat_id):
+            self._chat_changed(chat_id)
         return True
 
     def queue_items(self, chat_id: str) -> list[dict]:
@@ -250,7 +216,7 @@ class TurnRegistry:
             fields = dict(role="user", content=content, request_id=request_id, content_parts=parts or None)
             with db.atomic():
                 row = history.enqueue(chat_id, **fields) if queued else history.append_to_branch(chat_id, **fields)
-                Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()
+                chats.touch(chat_id)
                 drafts.drop(chat_id)  # the draft was sent (docs/PROTOCOL.md, "Drafts")
             steer = queued and decision.steer
             # Queued behind a summary there is no turn yet.
@@ -260,7 +226,7 @@ class TurnRegistry:
             if queued:
                 state.rules.enqueue(row.id, steer)
                 self._publish_queue(chat_id)
-                self.app_events.chat_changed(chat_id)  # new activity moves it up the list
+                self._chat_changed(chat_id)  # new activity moves it up the list
             else:
                 self._start(state, chat_id, row.id)
             return {"request_id": request_id, "message_id": row.id, "queued": queued, "attachments": files,
@@ -298,18 +264,24 @@ class TurnRegistry:
         state = self._chats.get(chat_id)
         return state is not None and state.summary is not None
 
-    def summarize(self, chat_id: str, work: Callable[[CancelToken], T]) -> T:
-        """Run `work` (a "Summarize now", given its cancel token) as the chat's one command:
-        refused while a turn or another summary runs there or Numi quits; messages sent
-        meanwhile queue, and the first of them starts its turn when it ends. Other chats'
-        summaries run beside it."""
+    def compact(self, chat_id: str) -> Checkpoint:
+        """The chat's "Summarize now": all but the newest turn summarized and saved, on the asking
+        request's thread, as the chat's one command. Refused (CommandError) while a turn or
+        another summary runs there or Numi quits; messages sent meanwhile queue, and the first
+        of them starts its turn when it ends. Other chats' summaries run beside it. A summary
+        that cannot be made raises as next_request.prepare and compaction.compact do."""
         state = self._state(chat_id)
         with self._lock:
             _refuse(state.rules.summarize(self._closing))
             state.rules.start_summary()
             summary = state.summary = _Summary()
         try:
-            return work(summary.cancel)
+            chat = chats.get(chat_id)
+            model, toolset, plan = next_request.prepare(self.services, chat)
+            checkpoint, _ = compaction.compact(chat, model, self.services.keys, tools=toolset.specs(),
+                                               files=self.services.files, plan=plan, manual=True,
+                                               cancel=summary.cancel, stream_fn=self.services.open_stream)
+            return checkpoint
         finally:
             try:
                 with self._lock:
@@ -348,7 +320,7 @@ class TurnRegistry:
             if request_id and history.by_request(chat_id, request_id) is not None:
                 return
             row = self._message(chat_id, message_id)
-            if model_id and ModelEntry.get_or_none(ModelEntry.id == model_id) is None:
+            if model_id and chats.model(model_id) is None:
                 raise CommandError("not_found", f"There is no model {model_id!r}; pick one of the models in Settings.")
             if row.role != "assistant":
                 raise CommandError("bad_request", "Only a reply can be regenerated; pick an assistant message.")
@@ -398,7 +370,7 @@ class TurnRegistry:
                 arguments: str | None = None) -> None:
         turn = self._state(chat_id).turn
         edited = None if decision == "deny" else arguments
-        if turn is None or not turn.answer_approval(approval_id, agent.Decision(decision, reason, edited)):
+        if turn is None or not turn.approvals.answer(approval_id, agent.Decision(decision, reason, edited)):
             raise CommandError("not_found", "That approval is no longer waiting (it was answered, "
                                             "or its turn ended).")
 
@@ -434,7 +406,7 @@ class TurnRegistry:
                 request_id = request_id or "plan_" + secrets.token_hex(6)
                 with db.atomic():
                     row = plans.start(chat_id, plan_id, request_id)
-                    Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()
+                    chats.touch(chat_id)
             except plans.NotPending as exc:
                 raise CommandError("not_pending", str(exc)) from None
             state.hub.publish("accepted", None, request_id=request_id, message_id=row.id, queued=False,
@@ -471,6 +443,10 @@ class TurnRegistry:
                           content=row.content, attachments=message_attachments(row),
                           versions=history.versions([row])[row.id], model_id=row.model_id)
 
+    def _steering_of(self, chat_id: str):
+        """What a turn of the chat calls at each step for the steering messages sent meanwhile."""
+        return lambda: self.take_steering(chat_id)
+
     def take_steering(self, chat_id: str) -> list[int]:
         """The steering messages waiting for the running turn, off the queue (oldest first)."""
         state = self._state(chat_id)
@@ -487,12 +463,12 @@ class TurnRegistry:
                continue_message_id: int | None = None, model_id: str | None = None,
                reply_id: int | None = None) -> None:
         state.rules.start()
-        state.turn = Turn(self.services, state.hub, chat_id, user_message_id, continue_message_id,
-                          model_id=model_id, reply_id=reply_id)
+        state.turn = Turn(self.services, state.hub, chat_id, user_message_id, self._steering_of(chat_id),
+                          continue_message_id, model_id=model_id, reply_id=reply_id)
         state.thread = threading.Thread(target=self._work, args=(state, chat_id), name=f"turn-{chat_id}",
                                         daemon=True)
         state.thread.start()
-        self.app_events.chat_changed(chat_id)  # running
+        self._chat_changed(chat_id)  # running
 
     def _work(self, state: _ChatState, chat_id: str) -> None:
         with db.connection_context():
@@ -505,20 +481,20 @@ class TurnRegistry:
                     if not isinstance(following, Start):
                         state.turn = state.thread = None
                         turn.publish("turn_end", status=status)
-                        self.app_events.chat_changed(chat_id)  # not running; maybe unread
+                        self._chat_changed(chat_id)  # not running; maybe unread
                         return
                     # A queued message keeps the id `accepted` gave it (CONTRACT: turn_start's
                     # user_message_id is that id) and joins the branch as its turn starts.
                     attached = history.attach(chat_id, following.message_id)
-                    state.turn = Turn(self.services, state.hub, chat_id, attached.id if attached else None)
+                    state.turn = Turn(self.services, state.hub, chat_id, attached.id if attached else None,
+                                      self._steering_of(chat_id))
                     turn.publish("turn_end", status=status)
                     self._publish_queue(chat_id)
-                    self.app_events.chat_changed(chat_id)  # still running, newer activity
+                    self._chat_changed(chat_id)  # still running, newer activity
 
     def _after_turn(self, chat_id: str, turn: Turn, status: str) -> None:
         if turn.hub.subscriber_count == 0:
-            with db.atomic():
-                Chat.update(unread=True).where(Chat.id == chat_id).execute()
+            chats.mark_unread(chat_id)
         if status == "completed" and turn.final_message_id is not None and not self._closing:
             threading.Thread(target=maybe_title, args=(self.services, turn.hub, chat_id, turn.model_id),
                              name="title", daemon=True).start()

@@ -29,7 +29,7 @@ from backend.core.cancel import CancelToken
 from backend.core.errors import ProviderError
 from backend.core.types import Message, ModelRequest, ToolCall
 from backend.store import history
-from backend.store.models import Setting
+from backend.store import settings as app_settings
 from backend.tools import fetch_guard, web_search
 from backend.tools.fetch import NAME as FETCH, PrivateAddress, fetch
 from backend.turns import search_setting
@@ -71,7 +71,7 @@ class Limits:
 
 def settings() -> Limits:
     """The research limits as set (Settings → Research), defaults filling what is not."""
-    stored = Setting.section(SETTING)
+    stored = app_settings.get_object(SETTING)
     return Limits(**{k: stored.get(k, v) for k, v in DEFAULTS.items()})
 
 
@@ -103,13 +103,13 @@ class Research:
                  clock: Callable[[], float] = time.monotonic,
                  policy: Callable[[str], str | None] = lambda tool: None,
                  approve: Callable[[ToolCall], agent.Decision] = lambda call: agent.Decision("allow"),
-                 allowed: frozenset[str] = frozenset()):
+                 allowed: frozenset[str] = frozenset(), stream_fn=None):
         """policy: the policy the person set for a tool (None when none is set: asking for research
         is the go-ahead); approve: decides a call as that policy and the standing rules say, asking
         the person if need be; allowed: the private addresses the person allowed (fetch_guard's
-        exact urls and origins)."""
+        exact urls and origins); stream_fn: how the model is asked (the turn services' `open_stream`)."""
         self.publish, self.cancel, self.keys, self.clock = publish, cancel, keys, clock
-        self.policy, self.approve, self.allowed = policy, approve, allowed
+        self.policy, self.approve, self.allowed, self.stream_fn = policy, approve, allowed, stream_fn
         self.private = 0  # results on the person's own network, left unread
         self._lock = threading.Lock()  # the readers count into self.private
         self._timer: threading.Timer | None = None
@@ -260,7 +260,7 @@ class Research:
         planning = replace(request, system=PLAN_PROMPT.format(n=min(self.limits.max_searches, 6)),
                            messages=(Message(role="user", content=question),), tools=())
         try:
-            text = complete_text(planning, self.stop)
+            text = complete_text(planning, self.stop, stream_fn=self.stream_fn)
         except ProviderError as exc:
             if self.stop.is_set():
                 raise _Stopped from None

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import logging
 import secrets
-import threading
 from dataclasses import replace
+from typing import Callable
 
 from backend.core import agent
 from backend.core import tools as toolbox
 from backend.core.tools import ToolRegistry
 from backend.core.cancel import CancelToken
-from backend.store import history
-from backend.store.db import db, now
-from backend.store.models import Chat, ModelEntry
+from backend.store import chats, history
+from backend.store.db import db
 from backend.turns import approvals, compaction, fetch_setting, metrics, next_request, plans, questions, research
+from backend.turns.approval_waits import Approvals
 from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.outbound import TurnReads, branch_reads
@@ -38,40 +38,34 @@ CRASHED = agent.Outcome("failed", "internal", "Something went wrong inside Numi 
 
 
 class Partial:
-    """The streaming assistant row's text, flushed to the database by the registry's flusher,
-    with the turn's sources (`saved`) in the same commits."""
+    """The streaming assistant row, flushed to the database by the registry's flusher with the
+    turn's sources (`saved`) in the same commits. Its text is the hub's: the turn's view there
+    receives every delta in the order it is published, so this keeps no copy of its own."""
 
-    def __init__(self, row_id: int, saved: SavedSources, content: str = "", reasoning: str = ""):
-        self.row_id = row_id
-        self.saved = saved
-        self.lock = threading.Lock()
-        self.content = [content] if content else []
-        self.reasoning = [reasoning] if reasoning else []
-        self.dirty = False
-
-    def add(self, kind: str, text: str) -> None:
-        with self.lock:
-            (self.content if kind == "content" else self.reasoning).append(text)
-            self.dirty = True
+    def __init__(self, row_id: int, saved: SavedSources, hub: ChatHub):
+        self.row_id, self.saved, self.hub = row_id, saved, hub
+        self._flushed = 0  # the count of deltas in the last flush (flusher thread only)
 
     def text(self) -> tuple[str, str]:
-        with self.lock:
-            return "".join(self.content), "".join(self.reasoning)
+        found = self.hub.reply_text(self.row_id)
+        return found[:2] if found is not None else ("", "")
 
     def flush(self) -> None:
-        with self.lock:
-            if not self.dirty:
-                return
-            self.dirty = False
-            content, reasoning = "".join(self.content), "".join(self.reasoning)
+        found = self.hub.reply_text(self.row_id, seen=self._flushed)
+        if found is None:
+            return  # nothing new since the last flush
+        content, reasoning, self._flushed = found
         self.saved.flush_partial(self.row_id, content, reasoning)
 
 
 class Turn:
+    """`take_steering()`: the chat's steering messages, taken off its queue (the registry's)."""
+
     def __init__(self, services: TurnServices, hub: ChatHub, chat_id: str, user_message_id: int | None,
-                 continue_message_id: int | None = None, model_id: str | None = None,
-                 reply_id: int | None = None):
+                 take_steering: Callable[[], list[int]], continue_message_id: int | None = None,
+                 model_id: str | None = None, reply_id: int | None = None):
         self.services = services
+        self.take_steering = take_steering
         self.reply_id = reply_id  # regenerate: the new version's row, written by this turn's first step
         self.chat_id = chat_id
         self.hub = hub
@@ -89,8 +83,7 @@ class Turn:
         self.meter = metrics.StepMeter()
         self.final_message_id: int | None = None
         self.last_message_id: int | None = None
-        self._approvals: dict[str, list] = {}  # approval id -> [event, decision, call]
-        self._approvals_lock = threading.Lock()
+        self.approvals = Approvals(self.publish, lambda: services.chat_changed(chat_id))
         self.questions = questions.Questions(self.publish, lambda: services.chat_changed(chat_id))
         self.progress = Progress(self.publish)
         self.sources = TurnSources(self.publish)
@@ -127,7 +120,7 @@ class Turn:
         return outcome.status
 
     def _run_loop(self) -> agent.Outcome:
-        chat = Chat.get_by_id(self.chat_id)
+        chat = chats.get(self.chat_id)
         continuing = self.continue_message_id is not None
         model, self.tools, plan = next_request.prepare(self.services, chat, self.asked_model_id, continuing)
         if self.tools.get(questions.NAME) is not None:
@@ -143,16 +136,17 @@ class Turn:
         self.model_id = model.id
         plan = compaction.make_room(chat, model, self.services.keys, tools=self.tools.specs(),
                                     files=self.services.files, plan=plan, continuing=continuing,
-                                    cancel=self.cancel, publish=self.publish)
+                                    cancel=self.cancel, publish=self.publish,
+                                    stream_fn=self.services.open_stream)
         if self.cancel.is_set():
             return agent.Outcome("cancelled", "cancelled", "Stopped before the model was asked.")
         request, self.context_key = plan.request, plan.key
         if self.continue_message_id is not None:
             row = history.by_ids([self.continue_message_id])[self.continue_message_id]
             history.save(row.id, status="streaming", error=None)
-            self._open_partial(row.id, row.content, row.reasoning_content)
+            self._open_partial(row.id)
             # The saved text opens the turn's stream, so the deltas of this turn
-            # add up to the whole message, as for any other turn.
+            # add up to the whole message, as for any other turn (and the hub holds it all).
             if row.reasoning_content:
                 self.publish("reasoning", delta=row.reasoning_content, message_id=row.id)
             if row.content:
@@ -161,15 +155,14 @@ class Turn:
             # A research turn gathers first; its report is one step without tools (turns/research.py).
             job = research.Research(self.publish, self.cancel, self.services.keys, self.sources,
                                     policy=lambda tool: approvals.set_policy_of(self.chat_id, tool),
-                                    approve=self._approve, allowed=fetch_setting.allowed(self.chat_id))
+                                    approve=self._approve, allowed=fetch_setting.allowed(self.chat_id),
+                                    stream_fn=self.services.open_stream)
             return job.run(request, lambda req, cancel: self._loop(req, model, cancel, ToolRegistry()).run())
         return self._loop(request, model, self.cancel, self.tools).run()
 
     def _loop(self, request, model, cancel, tools) -> agent.AgentLoop:
-        from backend.providers import open_stream
-
-        return agent.AgentLoop(request, stream_fn=open_stream, emit=self._on_event, approve=self._approve,
-                               cancel=cancel, tools=tools, limits=self.services.limits,
+        return agent.AgentLoop(request, stream_fn=self.services.open_stream, emit=self._on_event,
+                               approve=self._approve, cancel=cancel, tools=tools, limits=self.services.limits,
                                pool=self.services.tool_pool,
                                fallbacks=fallback_routes(model, request, self.services.keys),
                                steering=lambda: self._take_steering(model))
@@ -178,7 +171,7 @@ class Turn:
         """Move each waiting steering message to here in the history (a new row after this
         step's tool results, so a reload shows it where the model read it) and hand it on."""
         out = []
-        for queued_id in self.services.take_steering(self.chat_id):
+        for queued_id in self.take_steering():
             moved = history.attach(self.chat_id, queued_id)
             if moved is None:
                 continue  # discarded meanwhile
@@ -209,7 +202,7 @@ class Turn:
         if outcome.status == "completed" and self.final_message_id is not None:
             self.publish("done", message_id=self.final_message_id)
         with db.atomic():
-            Chat.update(updated_at=now()).where(Chat.id == self.chat_id).execute()
+            chats.touch(self.chat_id)
         # turn_end is the registry's to publish: only once the chat is free again,
         # so a client that acts on it (edit, regenerate) never hears "busy".
 
@@ -247,7 +240,6 @@ class Turn:
         if isinstance(ev, agent.Delta):
             self.meter.output()
             partial = self._ensure_partial()
-            partial.add(ev.kind, ev.text)
             self.publish(ev.kind, delta=ev.text, message_id=partial.row_id)
         elif isinstance(ev, agent.StepStarted):
             self.meter = metrics.StepMeter()
@@ -321,8 +313,8 @@ class Turn:
             self._open_partial(row.id)
         return self.partial
 
-    def _open_partial(self, row_id: int, content: str = "", reasoning: str = "") -> None:
-        self.partial = Partial(row_id, self.saved_sources, content, reasoning)
+    def _open_partial(self, row_id: int) -> None:
+        self.partial = Partial(row_id, self.saved_sources, self.hub)
         self.last_message_id = row_id
 
     def _save_assistant(self, ev: agent.AssistantDone) -> None:
@@ -348,8 +340,7 @@ class Turn:
 
     def _step_usage(self) -> dict:
         """The step's tokens, speed and cost, counted into the turn's total once."""
-        model = ModelEntry.get_or_none(ModelEntry.id == self.model_id) if self.model_id else None
-        usage = self.meter.summary(getattr(model, "price_input", None), getattr(model, "price_output", None))
+        usage = self.meter.summary(*chats.prices(self.model_id))
         metrics.add(self.usage, usage)
         self.meter.usage = metrics.empty()  # a second save of this step adds nothing
         if self.context_key:
@@ -358,7 +349,7 @@ class Turn:
 
     def _record_plan(self, steps: list[dict]) -> str:
         """update_plan ran: the plan goes on the message of the step that called it (saved before its tools run)."""
-        mode = Chat.get_by_id(self.chat_id).mode
+        mode = chats.mode(self.chat_id)
         return plans.record(self.chat_id, self.last_message_id, steps, self.publish, mode)
 
     # --- approvals ----------------------------------------------------------------------
@@ -366,7 +357,7 @@ class Turn:
     def _approve(self, call) -> agent.Decision:
         tool = self.tools.get(call.name)
         # The mode as it is now: a switch while the turn runs applies to its next call.
-        mode = Chat.get_by_id(self.chat_id).mode
+        mode = chats.mode(self.chat_id)
         policy = approvals.policy_for(self.chat_id, call.name, bool(tool and tool.needs_approval), mode)
         if policy == "deny":
             return agent.Decision("deny", f"{call.name} is turned off for this chat in Settings → Approvals.")
@@ -377,11 +368,6 @@ class Turn:
         local = self.fetches.unvouched(call)
         if not (changed or outbound or local) and (policy == "allow" or approvals.covered(self.chat_id, call)):
             return agent.Decision("allow")
-        approval_id = "a_" + secrets.token_hex(6)
-        wake = threading.Event()
-        with self._approvals_lock:
-            self._approvals[approval_id] = [wake, None, call]
-        unregister = self.cancel.on_cancel(wake.set)
         # can_always: whether "allow always" would leave a standing rule (a chained shell
         # command never does: the card then offers allow once only).
         extra = {"changed": True, "description": tool.spec.description} if changed else {}
@@ -392,16 +378,9 @@ class Turn:
             extra["outbound"] = outbound  # no standing rule can cover it: can_always is false
         if local:
             extra["local"] = {"url": local, "reason": fetch_setting.LOCAL_REASON}
-        self.publish("approval_required", approval_id=approval_id, call_id=call.id, name=call.name,
-                     arguments=call.arguments,
-                     # No standing rule covers a private address either.
-                     can_always=not outbound and not local and approvals.rule_for(call) is not None, **extra)
-        self.services.chat_changed(self.chat_id)  # the chat list and the tray show it waits
-        wake.wait()
-        unregister()
-        with self._approvals_lock:
-            decision = self._approvals.pop(approval_id)[1]
-        self.services.chat_changed(self.chat_id)
+        # No standing rule covers a private address either.
+        can_always = not outbound and not local and approvals.rule_for(call) is not None
+        decision = self.approvals.wait(call, self.cancel, can_always=can_always, **extra)
         if decision is None:
             return agent.Decision("deny", "The turn was stopped before anyone answered.")
         if decision.kind != "deny":
@@ -426,16 +405,3 @@ class Turn:
         except Exception:
             log.exception("could not preview %s", call.name)
             return None
-
-    def pending_approvals(self) -> list[dict]:
-        with self._approvals_lock:
-            return [{"approval_id": a, "name": p[2].name} for a, p in self._approvals.items() if p[1] is None]
-
-    def answer_approval(self, approval_id: str, decision: agent.Decision) -> bool:
-        with self._approvals_lock:
-            pending = self._approvals.get(approval_id)
-            if pending is None or pending[1] is not None:
-                return False
-            pending[1] = decision
-        pending[0].set()
-        return True

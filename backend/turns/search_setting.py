@@ -8,7 +8,7 @@ offered although a backend is chosen (a key-based one without its key).
 from __future__ import annotations
 
 from backend.keys import KeyStore
-from backend.store.models import Setting
+from backend.store import settings
 from backend.tools.web_search import SearchBackend, make_backend
 
 SETTING = "web_search"
@@ -20,7 +20,7 @@ KEY_KIND = "search"  # keyring username search:<backend>
 
 def stored() -> dict:
     """The chosen backend as saved: {"backend": None} or {"backend", "url"?}."""
-    value = Setting.section(SETTING)
+    value = settings.get_object(SETTING)
     backend = value.get("backend")
     if backend not in BACKENDS:
         return dict(DEFAULT)

@@ -1,4 +1,4 @@
-"""What a turn uses besides its chat's rows: a few collaborators, built once by the registry."""
+"""What a turn uses besides its chat's rows: the runtime's collaborators, built once at start-up."""
 from __future__ import annotations
 
 from concurrent.futures import Executor
@@ -17,9 +17,9 @@ class TurnServices:
     keys: KeyStore  # provider API keys
     tools: ToolRegistry  # the plugin tools, until a turn knows its chat's model and workspace
     toolsets: Toolsets  # each chat's tool set
-    files: FileStore  # attachments, read into model requests
+    files: FileStore  # attachments, read into model requests (the runtime's one store)
     limits: agent.Limits
     tool_pool: Executor  # tool calls run here, a few at once
     catalog: Any  # the CatalogService (a refused tool set is turned off there); None when run without one
     chat_changed: Callable[[str], None]  # the chat list's row for this chat changed (app events)
-    take_steering: Callable[[str], list[int]]  # the chat's steering messages, off its queue
+    open_stream: Callable  # a model request → its stream of events (backend.providers.open_stream)

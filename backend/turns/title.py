@@ -4,9 +4,8 @@ from __future__ import annotations
 import logging
 
 from backend.core.types import Message, ModelRequest
+from backend.store import chats, history
 from backend.store.db import db
-from backend.store import history
-from backend.store.models import Chat, ModelEntry
 from backend.turns.context import provider_config
 from backend.turns.hub import ChatHub
 from backend.turns.services import TurnServices
@@ -28,8 +27,8 @@ def maybe_title(services: TurnServices, hub: ChatHub, chat_id: str, model_id: st
 
     try:
         with db.connection_context():
-            chat = Chat.get_or_none(Chat.id == chat_id)
-            model = ModelEntry.get_or_none(ModelEntry.id == model_id) if model_id else None
+            chat = chats.get(chat_id)
+            model = chats.model(model_id)
             if chat is None or chat.title or model is None:
                 return
             rows = [r for r in history.branch_of(chat_id) if r.role in ("user", "assistant")][:2]
@@ -38,12 +37,10 @@ def maybe_title(services: TurnServices, hub: ChatHub, chat_id: str, model_id: st
                                    wire_api=model.wire_api, model=model.api_model, system=TITLE_PROMPT,
                                    messages=(Message(role="user", content=excerpt),),
                                    params={"max_tokens": 30})
-            title = clean_title(complete_text(request))
+            title = clean_title(complete_text(request, stream_fn=services.open_stream))
             if not title:
                 return
-            with db.atomic():
-                updated = Chat.update(title=title).where((Chat.id == chat_id) & (Chat.title == "")).execute()
-            if updated:
+            if chats.title_if_empty(chat_id, title):
                 hub.publish("title_update", None, title=title)
                 services.chat_changed(chat_id)
     except Exception as exc:

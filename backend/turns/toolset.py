@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 from backend.core.tools import Tool, ToolRegistry
-from backend.store.models import Setting
+from backend.store import settings
 from backend.tools.fetch import fetch_tool
 from backend.tools.file_index import FileIndex
 from backend.tools.shell import shell_tool
@@ -32,8 +32,7 @@ SHELL_NETWORK = "shell_network"  # the setting: whether sandboxed commands may u
 
 
 def shell_network() -> bool:
-    row = Setting.get_or_none(Setting.key == SHELL_NETWORK)
-    return bool(row is not None and row.value)
+    return bool(settings.get(SHELL_NETWORK))
 
 
 class Toolsets:

@@ -1,8 +1,8 @@
 """The image dead end: a message with an image, in a catalog where no model can see images."""
 from __future__ import annotations
 
+from backend.store import chats
 from backend.store.files import kind_of
-from backend.store.models import ModelEntry, Provider
 
 
 def no_model_sees(name: str) -> str:
@@ -20,6 +20,4 @@ def refusal(files) -> str | None:
     image = next((f for f in files if kind_of(f.mime) == "image"), None)
     if image is None:
         return None
-    seeing = (ModelEntry.select(ModelEntry.id).join(Provider)
-              .where(ModelEntry.supports_vision & Provider.enabled).exists())
-    return None if seeing else no_model_sees(image.name)
+    return None if chats.any_model_sees() else no_model_sees(image.name)

@@ -1,0 +1,78 @@
+"""A chat's row and the catalog's models as the turn engine reads and changes them.
+
+The engine (backend/turns/) names what it does to a chat here (touch it, mark it
+read, give it a title when it has none …) instead of querying the tables itself;
+messages go through backend/store/history.py the same way.
+"""
+from __future__ import annotations
+
+from backend.store.db import db, now
+from backend.store.models import Chat, ModelEntry, Provider
+
+# What a turn is handed and reads fields of; only this module queries them.
+ChatRow = Chat
+ModelRow = ModelEntry
+ProviderRow = Provider
+
+
+# --- chats -------------------------------------------------------------------------------
+
+def get(chat_id: str) -> Chat | None:
+    """The chat, in the trash or not; None when there is no such chat."""
+    return Chat.get_or_none(Chat.id == chat_id)
+
+
+def live(chat_id: str) -> Chat | None:
+    """The chat unless it is in the trash."""
+    return Chat.get_or_none((Chat.id == chat_id) & Chat.deleted_at.is_null())
+
+
+def mode(chat_id: str) -> str:
+    """The chat's mode as it is now (ask, plan, edit, auto)."""
+    return Chat.get_by_id(chat_id).mode
+
+
+def set_mode(chat_id: str, value: str) -> None:
+    Chat.update(mode=value).where(Chat.id == chat_id).execute()
+
+
+def touch(chat_id: str) -> None:
+    """New activity: the chat moves up the list (inside the caller's transaction, if any)."""
+    Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()
+
+
+def mark_read(chat_id: str) -> bool:
+    """A window shows the chat; True when it was unread (the list's row then changes)."""
+    with db.atomic():
+        return Chat.update(unread=False).where((Chat.id == chat_id) & Chat.unread).execute() > 0
+
+
+def mark_unread(chat_id: str) -> None:
+    """A reply ended with no window watching."""
+    with db.atomic():
+        Chat.update(unread=True).where(Chat.id == chat_id).execute()
+
+
+def title_if_empty(chat_id: str, title: str) -> bool:
+    """Give the chat `title` unless it got one meanwhile; True when it did."""
+    with db.atomic():
+        return Chat.update(title=title).where((Chat.id == chat_id) & (Chat.title == "")).execute() > 0
+
+
+# --- models ------------------------------------------------------------------------------
+
+def model(model_id: str | None) -> ModelEntry | None:
+    """The catalog model (its provider one attribute away); None for no id or no such model."""
+    return ModelEntry.get_or_none(ModelEntry.id == model_id) if model_id else None
+
+
+def prices(model_id: str | None) -> tuple[float | None, float | None]:
+    """USD per million input and output tokens; None where the catalog names no price."""
+    found = model(model_id)
+    return (found.price_input, found.price_output) if found is not None else (None, None)
+
+
+def any_model_sees() -> bool:
+    """Whether some model of a provider that is turned on can see images."""
+    return (ModelEntry.select(ModelEntry.id).join(Provider)
+            .where(ModelEntry.supports_vision & Provider.enabled).exists())
