@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-py test-js test-bench-smoke lint-imports bench lock clean web-bundle
+.PHONY: run test test-py test-js test-bench-smoke lint lint-imports bench lock clean web-bundle
 
 # PyGObject (the Linux desktop window and tray) is compiled here and needs
 # libgirepository1.0-dev libcairo2-dev pkg-config gcc: when it cannot be built the
@@ -40,11 +40,15 @@ test: test-py
 	@$(MAKE) --no-print-directory test-js
 	@$(MAKE) --no-print-directory test-bench-smoke
 
-test-py: $(VENV) web-bundle lint-imports
+test-py: $(VENV) web-bundle lint
 	$(BIN)/python -m pytest -q --durations=12 tests --ignore=tests/bench
 
-# The import contracts in pyproject.toml ([tool.importlinter]; README, "Architecture"): imports
-# go only downward and never in a cycle. Under a second; no cache is written into the tree.
+# The checks that read the code (pyproject.toml has their settings): the import contracts
+# ([tool.importlinter]; README, "Architecture": imports go only downward, never in a cycle),
+# ruff's pyflakes rules and import order. A few seconds, and nothing is written into the tree.
+lint: lint-imports
+	$(BIN)/ruff check --quiet --no-cache .
+
 lint-imports: $(VENV)
 	$(BIN)/lint-imports --no-cache --no-logo
 

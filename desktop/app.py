@@ -200,7 +200,7 @@ class DesktopApp:
         import hmac
         try:
             for jar in self.window.get_cookies():
-                morsel = jar.get(routes.COOKIE)
+                morsel = jar.get(sign_in.COOKIE)
                 if morsel is not None:
                     return hmac.compare_digest(morsel.value.encode(), self.server.config.session.encode())
         except Exception:

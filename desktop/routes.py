@@ -20,7 +20,6 @@ from typing import Callable
 from flask import Flask, jsonify, request
 
 from backend.errors import error_body
-from backend.security import COOKIE
 from backend.sign_in import CHAT_ID
 
 

@@ -9,8 +9,17 @@ from backend.core import agent
 from backend.core.cancel import CancelToken
 from backend.core.errors import ProviderError, RateLimited
 from backend.core.tools import Tool, ToolRegistry
-from backend.core.types import (Message, ModelRequest, ProviderConfig, StepEnd, TextDelta, ToolCallDelta,
-                                ToolCallStart, ToolSpec, Usage)
+from backend.core.types import (
+    Message,
+    ModelRequest,
+    ProviderConfig,
+    StepEnd,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    ToolSpec,
+    Usage,
+)
 
 PROVIDER = ProviderConfig(id="p", name="Scripted", kind="openai_compatible", base_url=None, api_key=None)
 

@@ -11,11 +11,30 @@ import time
 import anthropic
 import pytest
 
-from backend.core.errors import (AuthError, BadResponse, ConnectionFailed, ContextTooLong,
-                                 ProviderError, ProviderTimeout, RateLimited)
-from backend.core.types import (Image, Message, ModelRequest, ProviderConfig, ReasoningDelta,
-                                ReasoningDetail, StepEnd, TextDelta, ToolCall, ToolCallDelta,
-                                ToolCallStart, ToolSpec, Usage)
+from backend.core.errors import (
+    AuthError,
+    BadResponse,
+    ConnectionFailed,
+    ContextTooLong,
+    ProviderError,
+    ProviderTimeout,
+    RateLimited,
+)
+from backend.core.types import (
+    Image,
+    Message,
+    ModelRequest,
+    ProviderConfig,
+    ReasoningDelta,
+    ReasoningDetail,
+    StepEnd,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallStart,
+    ToolSpec,
+    Usage,
+)
 from backend.providers import complete_text, open_stream
 from backend.providers.anthropic_messages import _base_url
 from tests.fakeprovider import FakeProvider

@@ -7,8 +7,16 @@ import random
 import stat
 import zipfile
 
-from tests.chat_samples import (NOTES, PICTURE, comparable, data_dir_files, export_json, export_zip,
-                                import_file, rich_chat)
+from tests.chat_samples import (
+    NOTES,
+    PICTURE,
+    comparable,
+    data_dir_files,
+    export_json,
+    export_zip,
+    import_file,
+    rich_chat,
+)
 
 
 def chat_ids(api) -> list[str]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_catalog_file import catalog_path, save_in_place, save_like_editor, status, wait_until
 from tests.mcp_processes import mcp_server_children
+from tests.test_catalog_file import catalog_path, save_in_place, save_like_editor, status, wait_until
 from tests.test_keys import run_in_secret_service
 
 SERVER = str(Path(__file__).with_name("mcp_test_server.py"))

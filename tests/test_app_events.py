@@ -7,7 +7,7 @@ import pytest
 
 from backend import app_events
 from backend.app_events import RESYNC, AppEvents, Subscriber
-from backend.store.db import db, open_database, now
+from backend.store.db import db, now, open_database
 from backend.store.models import Chat
 
 

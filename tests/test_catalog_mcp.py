@@ -54,7 +54,6 @@ WEB = {"id": "web", "transport": "http", "command": None, "args": [], "env": {},
 from tests.mcp_processes import mcp_server_children
 from tests.test_keys import DictKeyring
 
-
 # -- the file format ----------------------------------------------------------------------
 
 def test_mcp_servers_are_parsed_with_their_defaults():

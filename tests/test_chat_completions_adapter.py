@@ -10,10 +10,29 @@ import time
 import pytest
 
 from backend.core.cancel import CancelToken
-from backend.core.errors import (AuthError, BadResponse, ConnectionFailed, ContextTooLong,
-                                 ProviderError, ProviderTimeout, RateLimited)
-from backend.core.types import (Image, Message, ModelRequest, ProviderConfig, ReasoningDelta, StepEnd,
-                                TextDelta, ToolCall, ToolCallDelta, ToolCallStart, ToolSpec, Usage)
+from backend.core.errors import (
+    AuthError,
+    BadResponse,
+    ConnectionFailed,
+    ContextTooLong,
+    ProviderError,
+    ProviderTimeout,
+    RateLimited,
+)
+from backend.core.types import (
+    Image,
+    Message,
+    ModelRequest,
+    ProviderConfig,
+    ReasoningDelta,
+    StepEnd,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallStart,
+    ToolSpec,
+    Usage,
+)
 from backend.providers import complete_text, open_stream
 from tests.fakeprovider import FakeProvider, FakeProviderProcess
 from tests.fakeprovider import script as S

@@ -174,7 +174,7 @@ def test_deny_still_refuses_without_asking(obeying):
 
 
 def test_an_mcp_tool_that_may_act_asks_after_a_read_and_a_read_only_one_does_not(obeying):
-    setup, searxng = obeying, obeying.searxng
+    setup = obeying
     r = setup.api.post("/api/mcp/servers", {"id": "t", "transport": "stdio", "command": sys.executable,
                                             "args": [MCP_SERVER], "call_timeout": 20})
     assert r.status == 201, r

@@ -10,7 +10,7 @@ import time
 from tests.fakeprovider import script as S
 from tests.test_protocol_modes import tooled, turn  # noqa: F401 (tooled: a fixture)
 from tests.test_protocol_research import PLAN, research, rsetup, web  # noqa: F401 (rsetup, web: fixtures)
-from tests.test_protocol_web_search import searxng, search_call, use  # noqa: F401 (searxng: a fixture)
+from tests.test_protocol_web_search import search_call, searxng, use  # noqa: F401 (searxng: a fixture)
 
 
 def restart(setup) -> None:

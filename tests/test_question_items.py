@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from backend.core.tools import execute
 from backend.core.cancel import CancelToken
+from backend.core.tools import execute
 from backend.core.types import ToolCall
 from backend.turns import question_items as qi
 from backend.turns.questions import ask_user_tool

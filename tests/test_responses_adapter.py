@@ -9,11 +9,30 @@ import time
 import openai
 import pytest
 
-from backend.core.errors import (AuthError, BadResponse, ConnectionFailed, ContextTooLong,
-                                 ProviderError, ProviderTimeout, RateLimited)
-from backend.core.types import (Image, Message, ModelRequest, ProviderConfig, ReasoningDelta,
-                                ReasoningDetail, StepEnd, TextDelta, ToolCall, ToolCallDelta,
-                                ToolCallStart, ToolSpec, Usage)
+from backend.core.errors import (
+    AuthError,
+    BadResponse,
+    ConnectionFailed,
+    ContextTooLong,
+    ProviderError,
+    ProviderTimeout,
+    RateLimited,
+)
+from backend.core.types import (
+    Image,
+    Message,
+    ModelRequest,
+    ProviderConfig,
+    ReasoningDelta,
+    ReasoningDetail,
+    StepEnd,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallStart,
+    ToolSpec,
+    Usage,
+)
 from backend.providers import complete_text, open_stream
 from tests.fakeprovider import FakeProvider
 from tests.fakeprovider import script as S

@@ -11,14 +11,31 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_types import (AudioContent, BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent,
-                       ResourceLink, TextContent, TextResourceContents)
+from mcp_types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 
 from backend.core.cancel import CancelToken
 from backend.core.tools import execute
 from backend.core.types import ToolCall
-from backend.tools.mcp_client import (McpError, McpManager, McpServerConfig, McpToolInfo, changed_since,
-                                      mcp_tools, numi_tool_name, result_text, tool_fingerprint)
+from backend.tools.mcp_client import (
+    McpError,
+    McpManager,
+    McpServerConfig,
+    McpToolInfo,
+    changed_since,
+    mcp_tools,
+    numi_tool_name,
+    result_text,
+    tool_fingerprint,
+)
 from tests.mcp_processes import mcp_server_children
 
 SERVER = str(Path(__file__).with_name("mcp_test_server.py"))

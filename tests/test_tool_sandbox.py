@@ -181,8 +181,8 @@ def test_only_the_systems_program_folders_are_seen(confined):
         command = " ".join(f"ls -A {r} 2>&1;" for r in roots) + "".join(f" cat {m} 2>&1;" for m in planted)
         plain = unconfined(ws, command)
         assert "cannot access" not in plain and plain.count("not for the sandbox") == len(planted)
-        out = shell(ws, data, command + f" git --version; python3 -c 'print(6 * 7)'; perl -e 'print 2 * 3, qq(\\n)'; "
-                                        f"sh -c 'echo sh-ok'")
+        out = shell(ws, data, command + " git --version; python3 -c 'print(6 * 7)'; perl -e 'print 2 * 3, qq(\\n)'; "
+                                        "sh -c 'echo sh-ok'")
     finally:
         for marker in planted:
             marker.unlink()

@@ -8,8 +8,8 @@ import hashlib
 import importlib.util
 import io
 import json
-import tarfile
 import subprocess
+import tarfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path

@@ -9,11 +9,26 @@ import time
 import pytest
 
 from backend.core.cancel import CancelToken
-from backend.tools.web_search import (Brave, SearchError, SearchResult, SearXNG, Tavily, make_backend,
-                                      quoted, web_search_tool)
+from backend.tools.web_search import (
+    Brave,
+    SearchError,
+    SearchResult,
+    SearXNG,
+    Tavily,
+    make_backend,
+    quoted,
+    web_search_tool,
+)
 from backend.turns.sources import TurnSources
-from tests.fakesearch import (KEY, FakeSearch, brave_error, searxng_body, searxng_takes_for_a_bot, tavily_error,
-                              unused_port)
+from tests.fakesearch import (
+    KEY,
+    FakeSearch,
+    brave_error,
+    searxng_body,
+    searxng_takes_for_a_bot,
+    tavily_error,
+    unused_port,
+)
 
 ONE = SearchResult("Example One", "https://one.example/a", "The first <strong>result</strong>.")
 TWO = SearchResult("Example Two", "https://two.example/b", "The second result.")
@@ -251,8 +266,8 @@ def test_an_unreachable_service_is_a_sentence():
     port = unused_port()
     with pytest.raises(SearchError) as caught:
         search(SearXNG(f"http://127.0.0.1:{port}"))
-    assert caught.value.message == (f"Could not reach SearXNG at 127.0.0.1: the connection was refused (nothing is "
-                                    f"listening). Check your connection, or the address in Settings → Web search.")
+    assert caught.value.message == ("Could not reach SearXNG at 127.0.0.1: the connection was refused (nothing is "
+                                    "listening). Check your connection, or the address in Settings → Web search.")
 
 
 def test_a_name_that_does_not_resolve_is_a_sentence():

@@ -2,8 +2,23 @@
 
 
 def register_all(app) -> None:
-    from backend.api import (approvals, backup, catalog, chats, context, drafts, export, files, folders, importer,
-                             mcp, messages, search, settings, trash)
+    from backend.api import (
+        approvals,
+        backup,
+        catalog,
+        chats,
+        context,
+        drafts,
+        export,
+        files,
+        folders,
+        importer,
+        mcp,
+        messages,
+        search,
+        settings,
+        trash,
+    )
 
     for module in (catalog, settings, chats, messages, context, files, folders, trash, search, export, importer,
                    backup, approvals, mcp, drafts):

@@ -150,7 +150,8 @@ def delete_key(provider_id):
 @bp.post("/api/providers/<provider_id>/discover")
 def discover(provider_id):
     from backend.catalog import discovered
-    from backend.catalog.discover import DiscoveryError, Source, discover as list_models_of
+    from backend.catalog.discover import DiscoveryError, Source
+    from backend.catalog.discover import discover as list_models_of
 
     provider = _provider(provider_id)
     if provider.kind in ("openai", "anthropic") and not runtime().keys.has(provider.id):

@@ -9,11 +9,11 @@ from backend.api.settings import get_setting
 from backend.api.validate import MISSING, Fields, bool_arg, int_arg, json_body
 from backend.errors import ApiError, invalid, not_found
 from backend.runtime import runtime
-from backend.store.db import db, now
 from backend.store import cursor, drafts
+from backend.store.db import db, now
 from backend.store.housekeeping import purge_chats
-from backend.store.models import Chat, Folder, Message, ModelEntry
-from backend.store.serialize import chat_to_dict, message_to_dict
+from backend.store.models import Chat, Folder, ModelEntry
+from backend.store.serialize import chat_to_dict
 from backend.tools.workspace import same_or_inside
 from backend.turns import modes, plans
 

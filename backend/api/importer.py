@@ -19,8 +19,8 @@ from backend.api.files import receive_upload
 from backend.errors import ApiError, invalid
 from backend.runtime import runtime
 from backend.store import import_read as rd
-from backend.store.import_chatgpt import parse_chatgpt
 from backend.store.files import TooLarge, human_size
+from backend.store.import_chatgpt import parse_chatgpt
 from backend.store.import_write import write_import
 from backend.turns.registry import CommandError
 

@@ -8,7 +8,6 @@ through the API is written back to the file (toml_file renders it, keeping the
 person's comments and layout). service.CatalogService owns that loop;
 watch.Watcher tells it when the file changed on disk.
 """
-from backend.catalog.toml_file import (DEFAULT_WIRE_API, KINDS, WIRE_APIS, CatalogError,
-                                       default_wire_api)
+from backend.catalog.toml_file import DEFAULT_WIRE_API, KINDS, WIRE_APIS, CatalogError, default_wire_api
 
 __all__ = ["CatalogError", "DEFAULT_WIRE_API", "KINDS", "WIRE_APIS", "default_wire_api"]

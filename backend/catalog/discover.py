@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from backend.catalog.capabilities import Facts, from_listing, from_native_api
 from backend.catalog.families import UNKNOWN, family_of, label_for, skip
+from backend.catalog.toml_file import default_wire_api
 from backend.core import sentences
 from backend.core.errors import Explained
 from backend.core.text import has_surrogate, well_formed
-from backend.catalog.toml_file import default_wire_api
 
 LIST_TIMEOUT_S = 15.0  # listing is quick even for big catalogs; a hung server should not hold the UI
 PLACEHOLDER_KEY = "not-needed"  # local servers take any key; the SDKs refuse to send none

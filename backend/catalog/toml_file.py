@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from backend.catalog import mcp_file
+
 # ID_RE, SECRET_VALUE and CatalogError are imported from here by the API and the package.
 from backend.catalog.checks import ID_RE, SECRET_NAME, SECRET_VALUE, CatalogError, _fail, _Table  # noqa: F401
 

@@ -20,8 +20,18 @@ from typing import Callable, Iterable
 from backend.core import tools as toolbox
 from backend.core.cancel import CancelToken
 from backend.core.errors import ProviderError
-from backend.core.types import (Message, ModelRequest, ReasoningDelta, ReasoningDetail,
-                                StepEnd, TextDelta, ToolCall, ToolCallDelta, ToolCallStart, Usage)
+from backend.core.types import (
+    Message,
+    ModelRequest,
+    ReasoningDelta,
+    ReasoningDetail,
+    StepEnd,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from backend.core.tokens import message_tokens
 from backend.core.types import Message
 
+
 class HistoryTooLarge(Exception):
     code = "context_too_long"
 

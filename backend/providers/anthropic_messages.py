@@ -24,9 +24,19 @@ from typing import Any, Iterator
 import anthropic
 
 from backend.core.errors import BadResponse, ProviderError
-from backend.core.types import (Message, ModelRequest, ProviderConfig, ReasoningDelta,
-                                ReasoningDetail, StepEnd, StreamEvent, TextDelta, ToolCallDelta,
-                                ToolCallStart, Usage)
+from backend.core.types import (
+    Message,
+    ModelRequest,
+    ProviderConfig,
+    ReasoningDelta,
+    ReasoningDetail,
+    StepEnd,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+)
 
 from . import StreamControl
 from .error_map import ErrorMapper, retry_after

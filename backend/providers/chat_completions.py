@@ -14,14 +14,22 @@ from typing import Any, Iterator
 
 import openai
 
-from backend.core.types import (Message, ModelRequest, ReasoningDelta, StepEnd, StreamEvent, TextDelta,
-                                ToolCallDelta, ToolCallStart, Usage)
+from backend.core.types import (
+    Message,
+    ModelRequest,
+    ReasoningDelta,
+    StepEnd,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+)
 
 from . import StreamControl
 from .error_map import ErrorMapper
 from .relay import as_body, as_sent, as_url, relay
 from .wire import as_dict, client_timeout, data_events, estimate_tokens, openai_base_url, sendable_key
-
 
 # --- request ----------------------------------------------------------------
 

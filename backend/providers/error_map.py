@@ -16,8 +16,15 @@ from typing import Any
 import openai
 
 from backend.core import sentences
-from backend.core.errors import (AuthError, BadResponse, ConnectionFailed, ContextTooLong,
-                                 ProviderError, ProviderTimeout, RateLimited)
+from backend.core.errors import (
+    AuthError,
+    BadResponse,
+    ConnectionFailed,
+    ContextTooLong,
+    ProviderError,
+    ProviderTimeout,
+    RateLimited,
+)
 from backend.core.text import redact
 from backend.core.types import ModelRequest
 

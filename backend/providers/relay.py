@@ -10,13 +10,21 @@ surrogates, which no commit or socket can carry.
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit, urlunsplit
 from typing import Any, Callable, ContextManager, Iterator
+from urllib.parse import urlsplit, urlunsplit
 
 from backend.core.errors import ProviderError
 from backend.core.text import REPLACEMENT, SplitPairs, well_formed, well_formed_value
-from backend.core.types import (ReasoningDelta, ReasoningDetail, StepEnd, StreamEvent, TextDelta,
-                                ToolCallDelta, ToolCallStart, Usage)
+from backend.core.types import (
+    ReasoningDelta,
+    ReasoningDetail,
+    StepEnd,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+)
 
 
 def as_sent(kw: dict, fields: tuple[str, ...], required: tuple[str, ...] = ()) -> dict:

@@ -23,8 +23,18 @@ import openai
 
 from backend.core import sentences
 from backend.core.errors import BadResponse, ContextTooLong, ProviderError, RateLimited
-from backend.core.types import (Message, ModelRequest, ReasoningDelta, ReasoningDetail, StepEnd,
-                                StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage)
+from backend.core.types import (
+    Message,
+    ModelRequest,
+    ReasoningDelta,
+    ReasoningDetail,
+    StepEnd,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+)
 
 from . import StreamControl
 from .error_map import CONTEXT_PATTERNS, ErrorMapper

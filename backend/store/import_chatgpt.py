@@ -23,9 +23,8 @@ and the conversation its id, so importing the same file again adds only what is 
 """
 from __future__ import annotations
 
-import math
-
 import hashlib
+import math
 
 from backend.store.import_read import MAX_TEXT, MAX_TIME, ImportRefused, ParsedChat, is_clean_text
 

@@ -213,7 +213,7 @@ def _v11_message_tree(db):
         db.execute_sql(sql)
     rows = db.execute_sql("SELECT id, chat_id, deleted_at, status FROM message ORDER BY chat_id, id").fetchall()
     links, shown, leaves = [], [], []
-    chat = None
+    chat, live = None, None
     for row_id, chat_id, deleted_at, status in rows:
         if chat_id != chat:
             if chat is not None and live:

@@ -4,8 +4,7 @@ from __future__ import annotations
 import json
 import secrets
 
-from peewee import (AutoField, BooleanField, CompositeKey, FloatField, ForeignKeyField,
-                    IntegerField, Model, TextField)
+from peewee import AutoField, BooleanField, CompositeKey, FloatField, ForeignKeyField, IntegerField, Model, TextField
 
 from backend.store.db import db, now
 

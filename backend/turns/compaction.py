@@ -18,13 +18,12 @@ from backend.core.errors import Explained, ProviderError
 from backend.core.history import turns_of
 from backend.core.text import inert_tags
 from backend.core.types import Message, ModelRequest
-from backend.store import compactions, history
-from backend.store.compactions import Checkpoint
-from backend.store import chats, settings as stored
+from backend.store import chats, compactions, history
+from backend.store import settings as stored
 from backend.store.chats import ChatRow, ModelRow
+from backend.store.compactions import Checkpoint
 from backend.store.serialize import attachment_ids, files_by_id
-from backend.turns.context import (HistoryRow, Plan, limits_of, plan_request, provider_config, quoted_summary,
-                                   usable)
+from backend.turns.context import HistoryRow, Plan, limits_of, plan_request, provider_config, quoted_summary, usable
 
 log = logging.getLogger(__name__)
 

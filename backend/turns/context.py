@@ -11,11 +11,10 @@ from backend.core.agent import Route
 from backend.core.history import Window, fit
 from backend.core.text import inert_tags
 from backend.core.types import Message, ModelRequest, ProviderConfig, ToolCall
-from backend.store import compactions, history
+from backend.store import chats, compactions, history, settings
+from backend.store.chats import ChatRow, ModelRow, ProviderRow
 from backend.store.compactions import Checkpoint
 from backend.store.files import FileStore
-from backend.store import chats, settings
-from backend.store.chats import ChatRow, ModelRow, ProviderRow
 from backend.store.serialize import attachment_ids, files_by_id
 from backend.turns import modes, plans
 from backend.turns.attachments import AttachmentError, Budget, message_parts

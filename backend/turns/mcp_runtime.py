@@ -22,8 +22,8 @@ from dataclasses import replace
 
 from backend.catalog.mcp_file import secret_id
 from backend.core.tools import Tool
-from backend.store.db import db
 from backend.store import mcp_servers
+from backend.store.db import db
 from backend.store.mcp_servers import McpServerRow
 from backend.tools.mcp_config import McpError, McpServerConfig
 

@@ -17,8 +17,7 @@ from backend.store import history
 from backend.store.chats import ChatRow
 from backend.store.serialize import files_by_id
 from backend.turns import compaction, plans
-from backend.turns.context import (Plan, TurnSetupError, _attach, plan_request, resolve_model,
-                                   workspace_folder)
+from backend.turns.context import Plan, TurnSetupError, _attach, plan_request, resolve_model, workspace_folder
 from backend.turns.services import TurnServices
 
 log = logging.getLogger(__name__)

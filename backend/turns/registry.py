@@ -23,8 +23,8 @@ from backend.store.db import db
 from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
 from backend.turns import compaction, next_request, plans, vision_check
 from backend.turns.hub import ChatHub
-from backend.turns.queue_rules import ChatQueue, Refuse, Start
 from backend.turns.questions import BadAnswer, NotPending
+from backend.turns.queue_rules import ChatQueue, Refuse, Start
 from backend.turns.runner import Turn
 from backend.turns.services import TurnServices
 from backend.turns.title import maybe_title

@@ -31,7 +31,8 @@ from backend.core.types import Message, ModelRequest, ToolCall
 from backend.store import history
 from backend.store import settings as app_settings
 from backend.tools import fetch_guard, web_search
-from backend.tools.fetch import NAME as FETCH, PrivateAddress, fetch
+from backend.tools.fetch import NAME as FETCH
+from backend.tools.fetch import PrivateAddress, fetch
 from backend.turns import search_setting
 from backend.turns.sources import TurnSources, page_parts
 

@@ -18,8 +18,8 @@ from typing import Callable
 
 from backend.core import agent
 from backend.core import tools as toolbox
-from backend.core.tools import ToolRegistry
 from backend.core.cancel import CancelToken
+from backend.core.tools import ToolRegistry
 from backend.store import chats, history
 from backend.store.db import db
 from backend.turns import approvals, compaction, fetch_setting, metrics, next_request, plans, questions, research

@@ -31,7 +31,6 @@ import time
 import pytest
 
 from backend.store import lines
-
 from tests.e2e.ui import CHROMIUM, sign_in, wait_chat_ready
 
 from .conftest import on_target, size, write_artifact

@@ -148,7 +148,8 @@ class Numi:
 def mapped_window(display_name: str, match):
     """The first mapped window for which match(display, window) is true, as
     {"id", "width", "height", "x", "y"}, or None."""
-    from Xlib import X, display as xdisplay
+    from Xlib import X
+    from Xlib import display as xdisplay
 
     d = xdisplay.Display(display_name)
     try:
@@ -209,7 +210,8 @@ def close_until_closing(numi, display_name: str, after: int, tries: int = 4) -> 
 
 def close_window(display_name: str, window_id: int) -> None:
     """What a window manager's close button does: a WM_DELETE_WINDOW client message."""
-    from Xlib import X, display as xdisplay
+    from Xlib import X
+    from Xlib import display as xdisplay
     from Xlib.protocol import event
 
     d = xdisplay.Display(display_name)
@@ -272,7 +274,8 @@ def find_dialog(display_name: str, owner_title: str = "Numi"):
 def press_keys(display_name: str, window_id: int, *keys: str) -> None:
     """Give the window the keyboard focus and type a key chord (e.g. "Alt_L", "o") with XTEST,
     as a person's keyboard would: there is no window manager under Xvfb to focus it."""
-    from Xlib import X, XK, display as xdisplay
+    from Xlib import XK, X
+    from Xlib import display as xdisplay
     from Xlib.ext import xtest
 
     d = xdisplay.Display(display_name)

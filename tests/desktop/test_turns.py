@@ -3,8 +3,16 @@ is raised and opens the chat, quit asks while a turn runs, then stops it like St
 import json
 import time
 
-from tests.desktop.harness import (Numi, close_until_closing, find_dialog, find_window, press_keys, tray_click,
-                                   tray_menu, wait_x)
+from tests.desktop.harness import (
+    Numi,
+    close_until_closing,
+    find_dialog,
+    find_window,
+    press_keys,
+    tray_click,
+    tray_menu,
+    wait_x,
+)
 from tests.fakeprovider import script as S
 from tests.fakeprovider.server import FakeProvider
 from tests.numi_client import Api, ServerProcess, Socket

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def window_icon(display: str, window_id: int) -> Image.Image:
     """The largest picture in the window's _NET_WM_ICON (what a panel or switcher shows)."""
-    from Xlib import Xatom, display as xdisplay
+    from Xlib import Xatom
+    from Xlib import display as xdisplay
 
     d = xdisplay.Display(display)
     try:

@@ -7,7 +7,7 @@ import os
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.test_attachments import choose_files, chips
+from tests.e2e.test_attachments import chips, choose_files
 from tests.e2e.ui import CHROMIUM, open_chat, send
 from tests.fakeprovider import script as S
 from tests.sample_files import png

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, open_chat, send, sign_in, wait_until
+from tests.e2e.ui import CHROMIUM, open_chat, send, sign_in
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"browser tests need Chromium at {CHROMIUM}")

@@ -20,8 +20,17 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import (CHROMIUM, open_chat, reload_counting_bubbles, replies, send, shot, sign_in,
-                          wait_chat_ready, wait_until)
+from tests.e2e.ui import (
+    CHROMIUM,
+    open_chat,
+    reload_counting_bubbles,
+    replies,
+    send,
+    shot,
+    sign_in,
+    wait_chat_ready,
+    wait_until,
+)
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(

@@ -13,8 +13,16 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import (CHROMIUM, DRAWN_SCRIPT, open_chat, reload_counting_bubbles, replies, send,
-                         wait_chat_ready, wait_until)
+from tests.e2e.ui import (
+    CHROMIUM,
+    DRAWN_SCRIPT,
+    open_chat,
+    reload_counting_bubbles,
+    replies,
+    send,
+    wait_chat_ready,
+    wait_until,
+)
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(
