@@ -51,10 +51,10 @@ def create_app(config: Config) -> Flask:
         if not db.is_closed():
             db.close()
 
-    from backend import ws, ws_app  # noqa: F401  ws_app registers /ws/_app on ws.sock before it is attached
+    from backend import ws, ws_app, ws_frames  # noqa: F401  the sockets register on ws_frames.sock first
     from backend.api import register_all
     register_all(app)
-    ws.init_app(app)
+    ws_frames.init_app(app)
 
     @app.get("/api/health")
     def health():

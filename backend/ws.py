@@ -7,29 +7,24 @@ Events come from the chat's hub, pulled by the writer at its own pace.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
-import socket
 import threading
 import time
 
 from flask import request
-from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
 from backend import protocol
-from backend.core.text import well_formed
 from backend.runtime import runtime
 from backend.store.db import is_busy_error, release_connection, short_connection
 from backend.turns import snapshot
 from backend.turns.events import make as make_event
 from backend.turns.registry import CommandError
-from backend.ws_flow import CLOSED_CHECK_S, Answers, Inbox, socket_selector
+from backend.ws_flow import CLOSED_CHECK_S, Answers, Inbox
+from backend.ws_frames import encode, hang_up, send_timeout, sock
 
 log = logging.getLogger(__name__)
-sock = Sock()
-SEND_TIMEOUT = float(os.environ.get("NUMI_WS_SEND_TIMEOUT", "20"))
 CLOSE_UNKNOWN_CHAT = 4404
 # A socket that says nothing after connecting is sent live events after this long.
 START_GRACE_S = 1.0
@@ -70,33 +65,6 @@ class TextPacer:
         self.last = now
 
 
-def encode(event: dict) -> str:
-    """The event as a text frame; never raises, so no event can close a socket.
-
-    A lone surrogate (which UTF-8 cannot carry) becomes U+FFFD. An event that is not
-    JSON at all (a value JSON has no form for, NaN, a cycle) goes out as an `error`
-    in its place, under its event_id, so the socket and the resume cursor go on.
-    """
-    try:
-        text = json.dumps(event, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
-        log.exception("a %s event could not be sent as JSON", event.get("type") if isinstance(event, dict) else "")
-        return _unsendable(event)
-    return well_formed(text)
-
-
-def _unsendable(event) -> str:
-    """An `error` frame standing in for an event that could not be encoded."""
-    given = event if isinstance(event, dict) else {}
-    kind = given.get("type") if isinstance(given.get("type"), str) else "event"
-    common = {k: given[k] for k, types in (("event_id", int), ("turn_id", (str, type(None))), ("epoch", str))
-              if k in given and isinstance(given[k], types)}
-    frame = {"type": "error", **common, "code": "internal", "retryable": False,
-             "message": f"Numi could not send an event ({kind[:40]}) to this window; the details are in the log. "
-                        f"Reload the chat to see what was saved."}
-    return well_formed(json.dumps(frame, ensure_ascii=False, separators=(",", ":")))
-
-
 def coalesce(events: list[dict]) -> list[dict]:
     """Merge runs of text deltas of one message into one event (the last id stands for the run).
 
@@ -132,7 +100,7 @@ class Connection:
         self.inbox = Inbox(self.ws)
         if self.ws.ping_interval:
             # A client that stops reading blocks send(); the timeout drops it (it may resume later).
-            raw.settimeout(SEND_TIMEOUT)
+            raw.settimeout(send_timeout())
         reader = threading.Thread(target=self._read, name=f"ws-read-{self.chat_id}", daemon=True)
         reader.start()
         try:
@@ -273,7 +241,7 @@ def chat_socket(ws, chat_id):
         release_connection()  # the request's own; the writer never queries
         connection.serve()
     finally:
-        _hang_up(ws, raw)
+        hang_up(ws, raw)
 
 
 def _start_point() -> tuple[int, str | None] | str | None:
@@ -287,27 +255,3 @@ def _start_point() -> tuple[int, str | None] | str | None:
     if not (value.isascii() and value.isdigit()) or len(value) > 18:  # "²" is a digit int() refuses
         return "\"after_event_id\" in the address must be a whole number, 0 or more; the socket starts live."
     return int(value), request.args.get("epoch") or None
-
-
-def _hang_up(ws, raw) -> None:
-    """End the TCP connection itself once the WebSocket is over.
-
-    werkzeug keeps the connection open after the route returns (waiting for
-    another request on it), so a close frame sent by the server — too big a
-    frame, a missed ping, an unknown chat — would leave the client waiting.
-    """
-    try:
-        if ws.connected:
-            ws.close()
-    except Exception:
-        pass
-    try:
-        raw.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-
-
-def init_app(app) -> None:
-    # simple-websocket's default selector costs a descriptor per socket.
-    app.config.setdefault("SOCK_SERVER_OPTIONS", {})["selector_class"] = socket_selector()
-    sock.init_app(app)

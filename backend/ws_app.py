@@ -17,8 +17,8 @@ from simple_websocket import ConnectionClosed
 from backend.runtime import runtime
 from backend.store.db import release_connection
 from backend.turns.events import APP_EVENTS, make
-from backend.ws import SEND_TIMEOUT, _hang_up, encode, sock
 from backend.ws_flow import CLOSED_CHECK_S, Inbox
+from backend.ws_frames import encode, hang_up, send_timeout, sock
 
 log = logging.getLogger(__name__)
 # The first frame, queued before any change can be: from here on nothing is
@@ -39,7 +39,7 @@ def app_socket(ws):
         pass
     finally:
         events.unsubscribe(sub)
-        _hang_up(ws, raw)
+        hang_up(ws, raw)
 
 
 def _serve(ws, raw, sub) -> None:
@@ -47,7 +47,7 @@ def _serve(ws, raw, sub) -> None:
     if ws.ping_interval:
         # A client that stops reading blocks send(); past the timeout it is dropped
         # (its queue meanwhile stays bounded, and reconnecting re-reads the list).
-        raw.settimeout(SEND_TIMEOUT)
+        raw.settimeout(send_timeout())
     reader = threading.Thread(target=_read, args=(ws, inbox, sub), name="ws-read-app", daemon=True)
     reader.start()
     try:

@@ -12,7 +12,7 @@ from backend.core.types import Message, ModelRequest, ProviderConfig
 from backend.providers import COMPLETE_TEXT_CHARS, complete_text
 from backend.turns.events import problems
 from backend.turns.sources import TurnSources
-from backend.ws import encode
+from backend.ws_frames import encode
 from tests.fakeprovider import FakeProvider
 from tests.fakeprovider import script as S
 
