@@ -37,3 +37,9 @@ def test_the_check_sees_a_module_outside_every_layer():
     layers = layered()
     assert "backend.web_assets" in layers and "backend.keys" in layers
     assert not any("backend.not_layered" == n or "backend.not_layered".startswith(n + ".") for n in layers)
+
+
+def test_the_picture_in_docs_names_every_layer():
+    drawn = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    missing = [name for name in layered() if name not in drawn]
+    assert not missing, f"docs/ARCHITECTURE.md does not draw {missing}"
