@@ -21,13 +21,17 @@ from backend.core import agent
 from backend.core.tools import Tool, ToolRegistry
 from backend.core.types import ModelRequest, StepEnd, TextDelta, ToolCallDelta, ToolCallStart, ToolSpec, Usage
 from backend.keys import KeyStore
+from backend.store import chats, history
 from backend.store.db import db, open_database
 from backend.store.files import FileStore
 from backend.store.models import Chat, ModelEntry, Provider
+from backend.store.serialize import message_to_dict
+from backend.turns import plans
 from backend.turns.events import problems
 from backend.turns.registry import TurnRegistry
 from backend.turns.services import TurnServices
 from backend.turns.toolset import Toolsets
+from tests import tool_plugin
 
 WAIT_S = 10.0  # the longest any step of a test waits for the engine
 
@@ -55,6 +59,10 @@ class _Stream:
 
     def __iter__(self):
         for event in self.events:
+            if self.closed.is_set():
+                return  # a closed stream ends at once, as a provider's does
+            if isinstance(event, BaseException):
+                raise event  # a provider failure, where the step puts it
             if isinstance(event, Gate):
                 event.reached.set()
                 while not (event._open.is_set() or self.closed.is_set()):
@@ -89,10 +97,21 @@ class ScriptedModel:
         events = [p if isinstance(p, Gate) else TextDelta(p) for p in parts]
         self.step(*events, Usage(10, 5), StepEnd("stop"))
 
-    def calls(self, name: str, arguments: dict, call_id: str = "call_1", gate: Gate | None = None) -> None:
-        """A step that calls one tool (after `gate`, when given)."""
-        self.step(*([gate] if gate else []), ToolCallStart(0, call_id, name), ToolCallDelta(0, json.dumps(arguments)),
-                  Usage(10, 5), StepEnd("tool_calls"))
+    def calls(self, name: str, arguments: dict, call_id: str = "call_1", gate: Gate | None = None,
+              text: str = "") -> None:
+        """A step that calls one tool (after `text` and `gate`, when given)."""
+        self.calls_each([(call_id, name, arguments)], gate, text)
+
+    def calls_each(self, calls: list[tuple[str, str, dict]], gate: Gate | None = None, text: str = "") -> None:
+        """A step that calls several tools at once: (call id, tool name, arguments) each."""
+        head = [*([TextDelta(text)] if text else []), *([gate] if gate else [])]
+        body = [e for i, (call_id, name, args) in enumerate(calls)
+                for e in (ToolCallStart(i, call_id, name), ToolCallDelta(i, json.dumps(args)))]
+        self.step(*head, *body, Usage(10, 5), StepEnd("tool_calls"))
+
+    def fails(self, error: BaseException) -> None:
+        """A step whose request fails with `error` (a provider error) before any reply."""
+        self.step(error)
 
     def __call__(self, request: ModelRequest) -> _Stream:
         self.requests.append(request)
@@ -165,11 +184,43 @@ class Engine:
     def events(self, chat_id: str) -> Events:
         return Events(self.turns.hub(chat_id))
 
+    def add_model(self, api_model: str, **fields) -> str:
+        """Another model of the scripted provider (answered by the same script); its id."""
+        provider = ModelEntry.get_by_id(self.model_id).provider
+        return ModelEntry.create(provider=provider, wire_api="chat_completions", api_model=api_model,
+                                 label=api_model, supports_tools=True, **fields).id
+
+    def set_mode(self, chat_id: str, mode: str) -> None:
+        """Change the chat's mode as `PATCH /api/chats/<id>` does: a plan being carried out stops being one."""
+        if chats.mode(chat_id) != mode:
+            plans.mode_changed(chat_id)
+            chats.set_mode(chat_id, mode)
+
+    def messages(self, chat_id: str) -> list[dict]:
+        """The active branch as `GET …/messages` lists it (queued messages after it), each with its versions."""
+        rows, _ = history.branch_page(chat_id, 200)
+        rows += history.queued(chat_id)
+        versions = history.versions(rows)
+        return [{**message_to_dict(r), "versions": versions[r.id]} for r in rows]
+
+    def wait_for_titles(self) -> None:
+        """Wait until every title request a finished turn started has ended (titles run on their own thread)."""
+        for thread in threading.enumerate():
+            if thread.name == "title":
+                thread.join(WAIT_S)
+
     def close(self) -> None:
         self.turns.shutdown(5.0)
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.services.toolsets.close()
         db.close()
+
+
+def plugin_tools() -> list[Tool]:
+    """The tools the protocol tests load into the server (tests/tool_plugin.py): `upper` and `guarded`."""
+    registry = ToolRegistry()
+    tool_plugin.register(registry)
+    return registry.all()
 
 
 def echo_tool(name: str = "echo", needs_approval: bool = False, ran: list | None = None) -> Tool:

@@ -1,6 +1,7 @@
 """The loop guard (CONTRACT §7) through the real server and the fake provider's scripted tool
 calls: the same call three times in a turn ends it with `loop_detected` and `turn_end` `limit`
-before the third runs; Continue goes on, with the model told not to repeat it."""
+before the third runs (the rule's own cases: tests/test_engine_loop_guard.py); Continue goes on,
+with the model told not to repeat it."""
 from __future__ import annotations
 
 from tests.fakeprovider import script as S
@@ -46,30 +47,3 @@ def test_the_third_same_call_ends_the_turn_before_it_runs_and_continue_goes_on(s
     assert sent[-1]["role"] == "tool" and sent[-1]["tool_call_id"] == "c3"
     assert "Do not call it again with the same arguments" in sent[-1]["content"]
     assert setup.messages(chat)[-1]["content"] == "Done another way."
-
-
-def test_calls_that_differ_are_not_a_loop(setup):
-    chat = setup.chat(title="t")
-    # Three calls of one tool, none the same as parsed JSON: another value, true is not 1, "1" is not 1.
-    setup.fake.enqueue([upper("c1", '{"text": "a", "n": 1}')], [upper("c2", '{"text": "a", "n": true}')],
-                       [upper("c3", '{"text": "a", "n": "1"}')], [upper("c4", '{"text": "b", "n": 1}')],
-                       [S.text("finished")])
-    sock = setup.socket(chat)
-    sock.send(type="send", request_id="r1", content="vary")
-    assert sock.until("turn_end")["status"] == "completed", sock.of("error")
-    assert all(e["ok"] for e in sock.of("tool_end")) and len(sock.of("tool_end")) == 4
-
-
-def test_three_same_calls_in_one_step_run_none_of_them(setup):
-    chat = setup.chat(title="t")
-    same = '{"text": "x"}'
-    setup.fake.enqueue([upper("c1", same, 0), upper("c2", same, 1), upper("c3", same, 2)])
-    sock = setup.socket(chat)
-    sock.send(type="send", request_id="r1", content="all at once")
-    assert sock.until("error")["code"] == "loop_detected"
-    assert sock.until("turn_end")["status"] == "limit"
-    assert sock.of("tool_start") == []
-    rows = tool_rows(setup, chat)
-    assert set(rows) == {"c1", "c2", "c3"} and all(r["tool_error"] for r in rows.values())
-    assert rows["c1"]["content"].startswith("Not run: the reply was stopped because upper was called 3 times")
-    assert len(setup.fake.requests) == 1

@@ -1,6 +1,6 @@
 """Plans (CONTRACT §7) through the real server and the fake provider's scripted tool calls:
-update_plan → `plan` events and the plan on its message; execute_plan → edit mode and a turn
-that reads the plan as the model's own proposal; update_plan offered while the plan runs."""
+execute_plan → edit mode and a turn that reads the plan as the model's own proposal. update_plan's
+events, its refusals and its offer while a plan runs: tests/test_engine_plans.py."""
 from __future__ import annotations
 
 import json
@@ -28,49 +28,6 @@ def planned(setup, chat) -> dict:
     sock.until("turn_end", turn_id=t)
     sock.close()
     return event
-
-
-def test_update_plan_sends_plan_events_and_saves_the_plan_on_its_message(tooled):
-    setup = tooled
-    chat = setup.chat(title="t", workspace=str(setup.workspace), mode="plan")
-    event = planned(setup, chat)
-    assert event["steps"] == STEPS and event["plan_id"]
-    rows = setup.messages(chat)
-    caller = next(m for m in rows if m["role"] == "assistant" and m["tool_calls"])
-    assert caller["tool_calls"][0]["name"] == "update_plan" and event["message_id"] == caller["id"]
-    assert caller["plan"] == {"plan_id": event["plan_id"], "steps": STEPS}
-    assert all(m["plan"] is None for m in rows if m["id"] != caller["id"])
-    result = next(m for m in rows if m["role"] == "tool")
-    assert "saved" in result["content"] and "Stop here" in result["content"]
-    # It ran without asking, and the model read its result.
-    assert "saved" in setup.fake.requests[1].body["messages"][-1]["content"]
-
-    # A later update keeps the plan's id; the new step's message carries the new state.
-    changed = STEPS + [{"text": "Check the result", "status": "pending"}]
-    setup.fake.enqueue(plan_call("p2", changed), [S.text("Updated.")])
-    sock = setup.socket(chat)
-    t = turn(sock, "r2", "add a check")
-    again = sock.until("plan", turn_id=t)
-    sock.until("turn_end", turn_id=t)
-    assert again["plan_id"] == event["plan_id"] and again["steps"] == changed
-    second = [m for m in setup.messages(chat) if m["plan"]]
-    assert [m["plan"]["steps"] for m in second] == [STEPS, changed]
-
-
-def test_steps_that_are_not_a_plan_are_refused_to_the_model_and_the_turn_goes_on(tooled):
-    setup = tooled
-    chat = setup.chat(title="t", mode="plan")
-    bad = [{"steps": []}, {"steps": [{"text": "x", "status": "in_progress"}]}, {"steps": [{"text": " ", "status": "done"}]},
-           {"steps": [{"text": "x", "status": "done"}] * 51}, {"steps": "do it"}]
-    calls = [S.tool_call(i, f"b{i}", "update_plan", json.dumps(args)) for i, args in enumerate(bad)]
-    setup.fake.enqueue(calls, [S.text("sorry")])
-    sock = setup.socket(chat)
-    t = turn(sock, "r1")
-    assert sock.until("turn_end", turn_id=t)["status"] == "completed"
-    ends = sock.of("tool_end", turn_id=t)
-    assert len(ends) == len(bad) and not any(e["ok"] for e in ends)
-    assert "pending, active, done" in ends[1]["output"] and "at most 50" in ends[3]["output"]
-    assert not sock.of("plan") and all(m["plan"] is None for m in setup.messages(chat))
 
 
 def test_execute_plan_switches_to_edit_and_quotes_the_plan_as_the_models_own(tooled):
@@ -120,22 +77,6 @@ def test_execute_plan_switches_to_edit_and_quotes_the_plan_as_the_models_own(too
     # A reload shows the plan where each update left it.
     shown = [m["plan"]["steps"] for m in setup.messages(chat) if m["plan"]]
     assert shown[-1] == [dict(s, status="done") for s in STEPS] and len(shown) == 3
-
-
-def test_update_plan_stays_offered_while_the_plan_runs_until_the_mode_changes(tooled):
-    setup = tooled
-    chat = setup.chat(title="t", workspace=str(setup.workspace), mode="plan")
-    plan_id = planned(setup, chat)["plan_id"]
-    setup.fake.enqueue([S.text("Step one first.")], [S.text("Going on.")], [S.text("Plain.")])
-    sock = setup.socket(chat)
-    sock.send(type="execute_plan", plan_id=plan_id)
-    sock.until("turn_end", turn_id=sock.until("turn_start")["turn_id"])
-    # Not done yet: a turn the person starts still has update_plan.
-    sock.until("turn_end", turn_id=turn(sock, "r2"))
-    assert "update_plan" in offered(setup.fake.requests[-1])
-    assert setup.api.patch(f"/api/chats/{chat}", {"mode": "auto"}).status == 200
-    sock.until("turn_end", turn_id=turn(sock, "r3"))
-    assert "update_plan" not in offered(setup.fake.requests[-1])
 
 
 def test_execute_plan_refuses_an_unknown_or_finished_plan_and_waits_for_a_running_reply(tooled):

@@ -1,6 +1,6 @@
 """Questions (`ask_user`, CONTRACT §7) through the real server and the fake provider's scripted
-tool calls: answered, refused answers, dismissed, re-sent after a reconnect, stopped, out of
-time (only with a limit the person set), and interrupted when Numi quits or is killed."""
+tool calls: answered, refused answers, re-sent after a reconnect, and interrupted when Numi quits
+or is killed. Dismissed, stopped and out of time are engine rules: tests/test_engine_questions.py."""
 from __future__ import annotations
 
 import json
@@ -112,36 +112,6 @@ def test_answers_that_do_not_fit_are_refused_and_the_question_still_waits(tooled
     assert [a["answer"] for a in result_sent(setup)["answers"]] == ["pg", [], ""]
 
 
-def test_a_dismissed_question_tells_the_model_and_the_turn_goes_on(tooled):
-    setup = tooled
-    chat, sock, question = start(setup, ask(), [S.text("I will assume PostgreSQL.")])
-    sock.send(type="answer", question_id=question["question_id"], dismissed=True)
-    assert sock.until("turn_end")["status"] == "completed"
-    result = result_sent(setup)
-    assert result["status"] == "dismissed" and "dismissed the question without answering" in result["message"]
-    assert setup.messages(chat)[-1]["content"] == "I will assume PostgreSQL."
-
-
-def test_arguments_that_are_no_question_become_an_error_the_model_reads(tooled):
-    setup = tooled
-    chat = setup.chat(title="t")
-    twice = [{"key": "a", "prompt": "One?", "kind": "text"}, {"key": "a", "prompt": "Two?", "kind": "text"}]
-    setup.fake.enqueue([S.tool_call(0, "q1", "ask_user", json.dumps({"items": twice}))],
-                       [S.tool_call(0, "q2", "ask_user", json.dumps({"items": [{"key": "k", "prompt": "Pick",
-                                                                                "kind": "choice"}]}))],
-                       [S.text("Sorry.")])
-    sock = setup.socket(chat)
-    sock.send(type="send", request_id="r1", content="ask me")
-    assert sock.until("turn_end")["status"] == "completed"
-    assert not sock.of("question")
-    ends = sock.of("tool_end")
-    assert [e["ok"] for e in ends] == [False, False]
-    assert "repeats the key 'a'" in ends[0]["output"]
-    assert 'give "options"' in ends[1]["output"]
-    sent = setup.fake.requests[1].body["messages"][-1]
-    assert sent["role"] == "tool" and "repeats the key" in sent["content"]
-
-
 def test_a_waiting_question_is_sent_again_to_a_socket_that_resumes(tooled):
     setup = tooled
     chat, sock, question = start(setup, ask(), [S.text("ok")])
@@ -161,30 +131,6 @@ def test_a_waiting_question_is_sent_again_to_a_socket_that_resumes(tooled):
                                                                             "notes": "small"})
     assert third.until("turn_end")["status"] == "completed"
     assert result_sent(setup)["answers"][0] == {"key": "db", "question": "Which database?", "answer": "lite"}
-
-
-def test_stop_while_a_question_waits_ends_the_turn_cancelled(tooled):
-    setup = tooled
-    chat, sock, question = start(setup, ask())
-    sock.send(type="stop")
-    assert sock.until("turn_end")["status"] == "cancelled"
-    tool = [m for m in setup.messages(chat) if m["role"] == "tool"][0]
-    assert json.loads(tool["content"])["status"] == "stopped"
-    sock.send(type="answer", question_id=question["question_id"], dismissed=True)
-    assert sock.until("error")["code"] == "not_pending"
-
-
-def test_questions_time_out_only_with_a_limit_the_person_set(tooled):
-    setup = tooled
-    assert setup.api.get("/api/settings").body["questions"] == {"timeout_s": None}
-    assert setup.api.patch("/api/settings", {"questions": {"timeout_s": 1}}).body["questions"] == {"timeout_s": 1}
-    chat, sock, question = start(setup, ask(), [S.text("I went ahead with SQLite.")])
-    assert question["timeout_s"] == 1
-    assert sock.until("turn_end")["status"] == "completed"
-    result = result_sent(setup)
-    assert result["status"] == "no_answer" and "did not answer within the 1 s" in result["message"]
-    sock.send(type="answer", question_id=question["question_id"], dismissed=True)
-    assert sock.until("error")["code"] == "not_pending"
 
 
 def test_the_time_limit_setting_is_checked(setup):

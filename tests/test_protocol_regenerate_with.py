@@ -26,17 +26,3 @@ def test_regenerate_with_a_model_answers_by_it_and_keeps_the_chats_model(setup):
     sock.until("turn_end")
     assert [r.body for r in setup.fake.requests if r.body and r.body["messages"][-1].get("content") == "q2"][-1][
         "model"] == "fake-model"
-
-
-def test_regenerate_with_an_unknown_model_is_not_found_and_keeps_the_reply(setup):
-    chat = setup.chat(title="t")
-    setup.fake.enqueue([S.text("one")])
-    sock = setup.socket(chat)
-    sock.send(type="send", request_id="r1", content="q")
-    reply_id = sock.until("done")["message_id"]
-    sock.until("turn_end")
-    before = setup.messages(chat)
-    sock.send(type="regenerate", message_id=reply_id, model_id="m_gone")
-    err = sock.until("error")
-    assert err["code"] == "not_found" and "m_gone" in err["message"]
-    assert setup.messages(chat) == before

@@ -45,31 +45,6 @@ def test_edit_makes_a_sibling_and_keeps_the_old_version(setup):
     assert {i["id"]: i["parent_id"] for i in tree["items"]}[first[1]["id"]] == old_user["id"]
 
 
-def test_switching_returns_to_the_leaf_last_active_under_a_version(setup):
-    chat, sock, first = two_versions(setup)
-    setup.fake.enqueue([S.text("a1 follow-up")])
-    r = setup.api.post(f"/api/chats/{chat}/active", {"message_id": first[0]["id"]})
-    assert r.status == 200
-    assert texts(r.body["items"]) == [("user", "q1"), ("assistant", "a1")]
-    assert r.body["items"][0]["versions"]["index"] == 1
-    assert texts(setup.messages(chat)) == texts(r.body["items"])
-    # Carrying on on the old branch: the model sees that branch.
-    turn(sock, request_id="r2", content="more on a1")
-    assert [m["content"] for m in setup.fake.requests[-1].body["messages"]] == ["q1", "a1", "more on a1"]
-    deep = setup.messages(chat)
-    assert texts(deep)[-2:] == [("user", "more on a1"), ("assistant", "a1 follow-up")]
-    # Away and back: the old branch comes back with its newest leaf.
-    new_user = [i for i in setup.api.get(f"/api/chats/{chat}/tree").body["items"] if i["preview"] == "q1 better"][0]
-    newer = setup.api.post(f"/api/chats/{chat}/active", {"message_id": new_user["id"]}).body["items"]
-    assert texts(newer) == [("user", "q1 better"), ("assistant", "a2")]
-    back = setup.api.post(f"/api/chats/{chat}/active", {"message_id": first[0]["id"]}).body["items"]
-    assert [m["id"] for m in back] == [m["id"] for m in deep]
-    # Other windows hear of each switch.
-    while len(sock.of("active_changed")) < 3:
-        sock.until("active_changed")
-    assert [e["leaf_id"] for e in sock.of("active_changed")] == [first[1]["id"], newer[-1]["id"], deep[-1]["id"]]
-
-
 def test_regenerate_makes_a_sibling_reply_and_the_same_request_id_makes_no_second(setup):
     chat = setup.chat(title="t")
     setup.fake.enqueue([S.text("one")], [S.text("two")])
@@ -90,34 +65,6 @@ def test_regenerate_makes_a_sibling_reply_and_the_same_request_id_makes_no_secon
     sock.until("pong")
     assert len(sock.of("turn_start")) == 2
     assert setup.messages(chat)[1]["versions"]["count"] == 2
-
-
-def test_branched_names_the_model_a_regenerate_asked_for(setup):
-    chat = setup.chat(title="t")
-    other = setup.api.post("/api/models", {"provider_id": setup.provider["id"], "api_model": "fake-other",
-                                           "label": "Other"}).body
-    setup.fake.enqueue([S.text("one")], [S.text("two")], [S.text("three")])
-    sock = setup.socket(chat)
-    turn(sock, request_id="r1", content="q")
-    reply = setup.messages(chat)[1]
-    turn(sock, "regenerate", message_id=reply["id"], model_id=other["id"])
-    assert sock.of("branched")[-1]["model_id"] == other["id"]
-    turn(sock, "regenerate", message_id=reply["id"])
-    assert sock.of("branched")[-1]["model_id"] is None  # the chat's model
-
-
-def test_regenerate_on_a_later_step_makes_a_sibling_of_the_turns_first_reply(setup):
-    chat = setup.chat(title="t")
-    setup.fake.enqueue([S.tool_call(0, "call_a", "upper", '{"text": "x"}')], [S.text("X it is")],
-                       [S.text("again")])
-    sock = setup.socket(chat)
-    turn(sock, request_id="r1", content="use a tool")
-    items = setup.messages(chat)
-    assert [m["role"] for m in items] == ["user", "assistant", "tool", "assistant"]
-    turn(sock, "regenerate", message_id=items[3]["id"])
-    now = setup.messages(chat)
-    assert texts(now) == [("user", "use a tool"), ("assistant", "again")]
-    assert now[1]["versions"]["ids"] == [items[1]["id"], now[1]["id"]]
 
 
 def test_switch_while_running_is_busy_and_an_unknown_message_is_not_found(setup):
@@ -158,27 +105,6 @@ def test_paging_follows_the_branch(setup):
     assert [m["id"] for m in older["items"]] == [m["id"] for m in whole[:-3]] and not older["has_more"]
 
 
-def test_a_queued_message_gets_its_parent_when_its_turn_starts(setup):
-    chat = setup.chat(title="t")
-    setup.fake.enqueue([S.hang()], [S.text("second")])
-    sock = setup.socket(chat)
-    sock.send(type="send", request_id="r1", content="first")
-    setup.fake.wait_hanging()
-    sock.send(type="send", request_id="r2", content="waiting")
-    queued = sock.until("accepted", request_id="r2")
-    listed = setup.messages(chat)
-    assert listed[-1]["id"] == queued["message_id"] and listed[-1]["status"] == "queued"
-    assert listed[-1]["parent_id"] is None
-    sock.send(type="stop")
-    sock.until("turn_start", user_message_id=queued["message_id"])
-    sock.until("turn_end", status="completed")
-    items = setup.messages(chat)
-    assert [m["content"] for m in items if m["role"] == "user"] == ["first", "waiting"]
-    waiting = items[[m["id"] for m in items].index(queued["message_id"])]
-    assert waiting["parent_id"] == items[[m["id"] for m in items].index(queued["message_id"]) - 1]["id"]
-    assert items[-1]["parent_id"] == queued["message_id"]
-
-
 def test_usage_counts_every_version(setup):
     chat = setup.chat(title="t")
     setup.fake.enqueue([S.text("one"), S.usage(10, 2)], [S.text("two"), S.usage(10, 3)])
@@ -188,27 +114,6 @@ def test_usage_counts_every_version(setup):
     turn(sock, "regenerate", message_id=reply["id"])
     usage = setup.api.get(f"/api/chats/{chat}/usage").body
     assert usage["replies"] == 2 and usage["output_tokens"] == 5
-
-
-def test_continue_finishes_a_stopped_reply_on_an_older_branch(setup):
-    chat = setup.chat(title="t")
-    setup.fake.enqueue([S.text("half of it"), S.hang()], [S.text("a fresh answer")], [S.text(", and the rest")])
-    sock = setup.socket(chat)
-    sock.send(type="send", request_id="r1", content="q")
-    sock.until("content")
-    setup.fake.wait_hanging()
-    sock.send(type="stop")
-    assert sock.until("turn_end")["status"] == "cancelled"
-    stopped = setup.messages(chat)[1]
-    assert (stopped["status"], stopped["content"]) == ("cancelled", "half of it")
-    turn(sock, "regenerate", message_id=stopped["id"])
-    assert texts(setup.messages(chat)) == [("user", "q"), ("assistant", "a fresh answer")]
-    setup.api.post(f"/api/chats/{chat}/active", {"message_id": stopped["id"]})
-    start, end = turn(sock, "continue")
-    assert start["continue_message_id"] == stopped["id"] and end["status"] == "completed"
-    items = setup.messages(chat)
-    assert texts(items) == [("user", "q"), ("assistant", "half of it, and the rest")]
-    assert items[1]["versions"] == {"index": 1, "count": 2, "ids": [stopped["id"], items[1]["versions"]["ids"][1]]}
 
 
 def test_bad_branch_requests_get_clear_errors_and_change_nothing(setup):
