@@ -45,9 +45,11 @@ test-py: $(VENV) web-bundle lint
 
 # The checks that read the code (pyproject.toml has their settings): the import contracts
 # ([tool.importlinter]; README, "Architecture": imports go only downward, never in a cycle),
-# ruff's pyflakes rules and import order. A few seconds, and nothing is written into the tree.
+# ruff's pyflakes rules and import order, and mypy's types in the engine's lower half
+# ([tool.mypy]). Seconds, and nothing is written into the tree (mypy's cache is in the venv).
 lint: lint-imports
 	$(BIN)/ruff check --quiet --no-cache .
+	$(BIN)/mypy --cache-dir $(VENV)/cache/mypy
 
 lint-imports: $(VENV)
 	$(BIN)/lint-imports --no-cache --no-logo

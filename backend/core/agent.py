@@ -13,19 +13,21 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable
+from typing import Callable, Iterator, Protocol
 
 from backend.core import tools as toolbox
 from backend.core.cancel import CancelToken
 from backend.core.errors import ProviderError
+from backend.core.status import CANCELLED, COMPLETE, COMPLETED, ERROR, FAILED, LIMIT, MessageStatus, TurnOutcome
 from backend.core.types import (
     Message,
     ModelRequest,
     ReasoningDelta,
     ReasoningDetail,
     StepEnd,
+    StreamEvent,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -73,7 +75,7 @@ class UsageReport:
 class AssistantDone:
     """A step's assistant message in its final form; commit it before anything runs."""
     message: Message
-    status: str  # "complete" | "cancelled" | "error"
+    status: MessageStatus  # COMPLETE, CANCELLED or ERROR
     final: bool  # no further step follows
 
 
@@ -126,13 +128,18 @@ class Decision:
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str  # "completed" | "cancelled" | "failed" | "limit"
+    status: TurnOutcome
     error_code: str | None = None
     error_message: str | None = None
     retryable: bool = False
 
 
-Stream = Iterable  # of StreamEvent, with close()
+class Stream(Protocol):
+    """A model step's events (StreamEvent), which Stop closes."""
+
+    def __iter__(self) -> Iterator[StreamEvent]: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -159,7 +166,7 @@ class AgentLoop:
     def __init__(self, request: ModelRequest, *, stream_fn: Callable[[ModelRequest], Stream],
                  emit: Callable[[object], None], approve: Callable[[ToolCall], Decision],
                  cancel: CancelToken, tools: toolbox.ToolRegistry, limits: Limits = Limits(),
-                 pool: ThreadPoolExecutor | None = None, clock: Callable[[], float] = time.monotonic,
+                 pool: Executor | None = None, clock: Callable[[], float] = time.monotonic,
                  fallbacks: tuple[Route, ...] = (), steering: Callable[[], list[Message]] = lambda: []):
         self.request = request
         self.stream_fn, self.emit, self.approve = stream_fn, emit, approve
@@ -188,7 +195,7 @@ class AgentLoop:
             if outcome is not None:
                 return outcome
             if not message.tool_calls:
-                return Outcome("completed")
+                return Outcome(COMPLETED)
             repeated = self._repeated(message.tool_calls)
             if repeated is not None:
                 return self._stop_repeating(message, repeated)
@@ -199,13 +206,13 @@ class AgentLoop:
             self.history.append(message)
             self.history.extend(results)
             if self.cancel.is_set():
-                return Outcome("cancelled", "cancelled", "Stopped. The reply so far is kept.")
+                return Outcome(CANCELLED, "cancelled", "Stopped. The reply so far is kept.")
             # A person's steering lands here, between a step's tool results and the next
             # step, where a user message is valid in every wire API.
             self.history.extend(self.steering())
 
     def _limit(self, message: str) -> Outcome:
-        return Outcome("limit", "limit", message)
+        return Outcome(LIMIT, "limit", message)
 
     # --- the loop guard ---------------------------------------------------------------
 
@@ -238,7 +245,7 @@ class AgentLoop:
             results.append(outcome.result)
         self.history.append(message)
         self.history.extend(results)
-        return Outcome("limit", "loop_detected",
+        return Outcome(LIMIT, "loop_detected",
                        f"The model called {repeated.name} with the same arguments ({shown}) {times} times in "
                        f"this reply, so Numi stopped it before the {_ordinal(times)} call ran. Continue to let it "
                        f"go on; it is told not to repeat that call.")
@@ -254,7 +261,7 @@ class AgentLoop:
                 self._stream_into(request, state)
                 break
             except LimitReached as exc:
-                self._finish(state, "error", final=True)
+                self._finish(state, ERROR, final=True)
                 return self._limit(str(exc)), state.message()
             except ProviderError as exc:
                 if self.cancel.is_set():
@@ -264,16 +271,16 @@ class AgentLoop:
                         request = replace(self.request, messages=tuple(self.history))
                         attempt = 0
                         continue
-                    self._finish(state, "error", final=True)
-                    return Outcome("failed", exc.code, exc.message, exc.retryable), state.message()
+                    self._finish(state, ERROR, final=True)
+                    return Outcome(FAILED, exc.code, exc.message, exc.retryable), state.message()
                 attempt += 1
                 wait = exc.retry_after if exc.retry_after is not None else 0.5 * 2 ** (attempt - 1)
                 if self.cancel.wait(min(wait, self.limits.max_retry_wait)):
                     break
         if self.cancel.is_set():
-            self._finish(state, "cancelled", final=True)
-            return Outcome("cancelled", "cancelled", "Stopped. The reply so far is kept."), state.message()
-        message = self._finish(state, "complete", final=not state.calls)
+            self._finish(state, CANCELLED, final=True)
+            return Outcome(CANCELLED, "cancelled", "Stopped. The reply so far is kept."), state.message()
+        message = self._finish(state, COMPLETE, final=not state.calls)
         return None, message
 
     def _fall_back(self, exc: ProviderError) -> bool:
@@ -287,10 +294,10 @@ class AgentLoop:
         self.request = route.request
         return True
 
-    def _finish(self, state: _Step, status: str, final: bool) -> Message:
+    def _finish(self, state: _Step, status: MessageStatus, final: bool) -> Message:
         # The writer is recorded: signed reasoning goes back only to the model that wrote it.
         message = replace(state.message(), model_id=self.request.model_id)
-        if status != "complete":
+        if status != COMPLETE:
             # Half-assembled tool calls are dropped: running them was never agreed.
             message = replace(message, tool_calls=())
         self.emit(AssistantDone(message, status, final))
@@ -353,11 +360,11 @@ class AgentLoop:
 
     # --- tools ------------------------------------------------------------------------
 
-    def _run_tools(self, calls: tuple[ToolCall, ...]) -> list[Message]:
+    def _run_tools(self, asked: tuple[ToolCall, ...]) -> list[Message]:
         """Approve, run (concurrent ones in parallel first, the rest in order), commit in call order."""
-        outcomes: list = [None] * len(calls)
+        outcomes: list = [None] * len(asked)
         runnable: list[int] = []
-        calls = list(calls)
+        calls = list(asked)
         edited: set[int] = set()
         for i, call in enumerate(calls):
             # Every call of a known tool is decided (a policy may deny or allow it
@@ -371,9 +378,9 @@ class AgentLoop:
                 if decision.arguments is not None and decision.arguments != call.arguments:
                     calls[i] = replace(call, arguments=decision.arguments)
                     edited.add(i)
-            elif (why := self.tools.withheld(call.name)) is not None:
+            elif (withheld := self.tools.withheld(call.name)) is not None:
                 # A tool the chat's mode holds back: said as such, not as one that does not exist.
-                outcomes[i] = toolbox.error_result(call, why)
+                outcomes[i] = toolbox.error_result(call, withheld)
                 continue
             if self.cancel.is_set():
                 outcomes[i] = toolbox.error_result(call, "Not run: the turn was stopped.")

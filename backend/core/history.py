@@ -7,6 +7,7 @@ result, and an assistant's tool calls always arrive with their results.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from backend.core.tokens import message_tokens
 from backend.core.types import Message
@@ -29,7 +30,7 @@ class Window:
                 f"the context window. Do not assume what they said; ask if it matters.")
 
 
-def turns_of(messages: list) -> list[list]:
+def turns_of(messages: Sequence) -> list[list]:
     """Messages (or rows) grouped into turns: each user message with what follows it."""
     turns: list[list] = []
     for message in messages:

@@ -33,6 +33,7 @@ import zipfile
 from pathlib import Path
 
 from backend import __version__
+from backend.core.status import COMPLETE, QUEUED
 from backend.store.models import Chat, Folder, Message, ModelEntry
 from backend.store.serialize import _tool_call, attachment_ids, files_by_id, iso
 
@@ -70,7 +71,7 @@ def _links(rows: list[Message], leaf: int | None) -> tuple[dict[int, int | None]
     where it would be sent (and where a restart puts it)."""
     parents = {}
     for m in rows:
-        if m.status == "queued":
+        if m.status == QUEUED:
             parents[m.id], leaf = leaf, m.id
         else:
             parents[m.id] = m.parent_id
@@ -162,7 +163,7 @@ def to_markdown(chat: dict, labels: dict[str, str] | None = None) -> str:
         head = f"## {who} · {_when(m['created_at'])}"
         if m["role"] == "tool" and m.get("tool_call_id"):
             head += f" · `{m['tool_call_id']}`"
-        if m["status"] != "complete":
+        if m["status"] != COMPLETE:
             head += f" · _{m['status']}_"
         out += [head, ""]
         if m.get("reasoning"):

@@ -71,11 +71,12 @@ def max_file_bytes() -> int:
 def human_size(n: int) -> str:
     if n < 1024:
         return f"{n} bytes"
+    size = float(n)
     for unit in ("KB", "MB", "GB"):
-        n /= 1024
-        if n < 1024 or unit == "GB":
-            return f"{n:.1f} {unit}".replace(".0 ", " ")
-    return f"{n} GB"  # pragma: no cover - the loop always returns
+        size /= 1024
+        if size < 1024 or unit == "GB":
+            return f"{size:.1f} {unit}".replace(".0 ", " ")
+    return f"{size} GB"  # pragma: no cover - the loop always returns
 
 
 # --- types ----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from types import SimpleNamespace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 from peewee import ForeignKeyField, fn
 
@@ -51,7 +51,37 @@ class Record(SimpleNamespace):
 
     Building peewee rows took most of a page's time, far more than the SQL itself
     (docs/BENCHMARKS.md); a branch is read often and never saved back through these.
+    The values are the columns as SQLite returns them, JSON decoded: booleans are 0 or 1.
     """
+    id: int
+    chat_id: str
+    role: str
+    content: str
+    content_parts: Any
+    reasoning_content: str
+    reasoning_details: Any
+    tool_calls: Any
+    tool_call_id: str | None
+    citation_sources: Any
+    status: str
+    model_id: str | None
+    usage: Any
+    error: Any
+    request_id: str | None
+    tool_error: int
+    parent_id: int | None
+    active_child_id: int | None
+    depth: int
+    line_id: int | None
+    line_exit: int
+    source_id: str | None
+    plan: Any
+    created_at: float
+    deleted_at: float | None
+
+
+# A message's attributes read either way: as a peewee row or as a Record.
+AnyRow = Message | Record
 
 
 # column name -> (attribute, JSON-decoded)
@@ -100,7 +130,7 @@ def leaf_under(message_id: int) -> int:
 
 
 def branch_page(chat_id: str, limit: int, before: int | None = None,
-                through: int | None = None) -> tuple[list[Message], bool]:
+                through: int | None = None) -> tuple[list[Record], bool]:
     """A page of a branch, root side first, and whether older messages remain above it.
 
     The active branch by default; `through` names a message whose branch (down to the
@@ -118,7 +148,7 @@ def branch_page(chat_id: str, limit: int, before: int | None = None,
     return rows[-limit:] if limit else [], len(rows) > limit
 
 
-def branch_of(chat_id: str) -> list[Message]:
+def branch_of(chat_id: str) -> list[Record]:
     """The whole active branch, root first (exports and the inspector; a turn reads less)."""
     return path(active_leaf(chat_id))
 
@@ -165,7 +195,7 @@ def by_ids(ids) -> dict[int, Message]:
     return {r.id: r for r in Message.select().where(Message.id.in_(ids))} if ids else {}
 
 
-def queued(chat_id: str) -> list[Message]:
+def queued(chat_id: str) -> list[Record]:
     """The user messages waiting for the running turn, oldest first."""
     # Queued rows have no parent yet: the tree index finds them among the chat's roots
     # instead of reading every row of a long chat.
@@ -177,7 +207,7 @@ def by_request(chat_id: str, request_id: str) -> Message | None:
     return Message.get_or_none((Message.chat == chat_id) & (Message.request_id == request_id))
 
 
-def turn_user_message(row: Message) -> Message | None:
+def turn_user_message(row: AnyRow) -> Record | None:
     """The user message whose turn the message belongs to: the nearest user message above it."""
     for limit in (16, None):  # a turn is usually a few messages long: look near first
         above = path(row.parent_id, limit)
@@ -196,7 +226,7 @@ def latest_reply(chat_id: str) -> Message | None:
             .order_by(Message.id.desc()).first())
 
 
-def versions(rows: list[Message]) -> dict[int, dict]:
+def versions(rows: Sequence[AnyRow]) -> dict[int, dict]:
     """Each row's `versions` (CONTRACT §5): its siblings of the same role, oldest first."""
     if not rows:
         return {}
@@ -339,7 +369,7 @@ def save_partial(message_id: int, content: str, reasoning: str, sources: list | 
     """Text streamed so far, and the turn's `sources` when given (taken off `sources_from`, the row
     that held them); only while the row still streams, so a late flush never undoes its final form.
     Whether it was written."""
-    fields = {"content": content, "reasoning_content": reasoning}
+    fields: dict[str, Any] = {"content": content, "reasoning_content": reasoning}
     if sources is not None:
         fields["citation_sources"] = sources
     with db.atomic():

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import math
 
+from backend.core.status import COMPLETE
 from backend.store.import_read import MAX_TEXT, MAX_TIME, ImportRefused, ParsedChat, is_clean_text
 
 MAX_NODES = 100_000  # per conversation: far above any real one, and the bound on a branch's depth
@@ -221,12 +222,13 @@ def _conversation(conv) -> ParsedChat:
     # Every node's message is checked, whichever branch it sits on: a file is refused or
     # imported whole.
     parsed = {node_id: _message(node, _key(node_id)) for node_id, node in mapping.items()}
-    messages, kept_as = [], {}  # kept_as: node id -> the source id of the message it passes on
+    messages: list[dict] = []
+    kept_as: dict[str, str | None] = {}  # node id -> the source id of the message it passes on
     # Depth first, children in their order, so versions keep ChatGPT's order. A stack, not
     # recursion: a branch may be 100 000 nodes deep. Each entry: (node, kept above, thoughts),
     # thoughts a chain of [texts, the chain above, taken] shared by the branches below it.
     roots = [k for k, n in mapping.items() if n.get("parent") is None]
-    todo = [(k, None, None) for k in reversed(roots)]
+    todo: list[tuple[str, str | None, list | None]] = [(k, None, None) for k in reversed(roots)]
     while todo:
         node_id, above, thoughts = todo.pop()
         msg = parsed[node_id]
@@ -238,7 +240,7 @@ def _conversation(conv) -> ParsedChat:
                 "role": msg["role"], "content": msg["text"][:MAX_TEXT],
                 "reasoning_content": _take(thoughts) if msg["role"] == "assistant" else "",
                 "reasoning_details": None, "tool_calls": None, "tool_call_id": None, "tool_error": False,
-                "citation_sources": None, "status": "complete", "model_id": None, "usage": None, "error": None,
+                "citation_sources": None, "status": COMPLETE, "model_id": None, "usage": None, "error": None,
                 "created_at": msg["created_at"] if msg["created_at"] is not None else created, "attachments": [],
                 "source_id": source, "source_parent": above,
             })
@@ -247,7 +249,8 @@ def _conversation(conv) -> ParsedChat:
                 thoughts = None
         kept_as[node_id] = above
         todo.extend((child, above, thoughts) for child in reversed(mapping[node_id].get("children") or ()))
-    leaf = kept_as.get(_current(mapping, current))
+    shown = _current(mapping, current)
+    leaf = kept_as.get(shown) if shown is not None else None
     if leaf is None and messages:  # nothing kept on the branch shown last: the last one kept
         leaf = messages[-1]["source_id"]
     return ParsedChat(title=title[:300] or "Imported from ChatGPT", model_id=None, folder=None, system_prompt="",

@@ -65,7 +65,9 @@ class Plan:
 
 def plan(chats: list[ParsedChat]) -> tuple[list[Plan], int]:
     """The plans, and how many chats of the file were here already (or earlier in the file)."""
-    plans, by_source, already = [], {}, 0
+    plans: list[Plan] = []
+    by_source: dict[str, Plan] = {}
+    already = 0
     for chat in chats:
         p = by_source.get(chat.source_id) if chat.source_id else None
         if p is None:

@@ -29,6 +29,7 @@ import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import PurePosixPath
+from typing import TypeGuard
 
 from backend.core.status import COMPLETE, INTERRUPTED, MESSAGE_STATUSES, QUEUED, STREAMING
 from backend.store.export_format import FORMAT, VERSION, ZIP_JSON
@@ -70,7 +71,7 @@ class Attachment:
     name: str
     size: int
     sha256: str
-    created_at: float
+    created_at: float | None  # None: not known (the import's own time is used)
     data: bytes | None = None  # inline bytes; else a zip entry files/<sha256>, else already in files/
 
 
@@ -299,7 +300,9 @@ def parse_numi(doc: dict) -> list[ParsedChat]:
 
 def _chat_name(chats: list, where: str) -> str:
     """chat N ("its title"): which chat of the export a field path is in."""
-    i = int(re.match(r"chats\[(\d+)\]", where).group(1))
+    found = re.match(r"chats\[(\d+)\]", where)
+    assert found is not None  # every problem found so far is inside one of the chats
+    i = int(found.group(1))
     title = chats[i].get("title") if isinstance(chats[i], dict) else None
     if isinstance(title, str) and title.strip() and is_clean_text(title):
         short = title.strip() if len(title.strip()) <= 60 else title.strip()[:59] + "…"
@@ -375,7 +378,7 @@ def _numi_tree(c: _Check, chat: dict, messages: list, parsed: ParsedChat, where:
     parsed.active = None if leaf is None else str(leaf)
 
 
-def _is_id(value) -> bool:
+def _is_id(value) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 63
 
 

@@ -30,16 +30,19 @@ import secrets
 import threading
 from dataclasses import dataclass
 
-from peewee import IntegrityError, __exception_wrapper__
+import peewee
+from peewee import Field, IntegrityError
 
 from backend.store import housekeeping, import_plan, paced
 from backend.store.db import db, now
-from backend.store.files import FileStore, sniff
+from backend.store.files import BlobWriter, FileStore, sniff
 from backend.store.import_plan import Plan
 from backend.store.import_read import ImportRefused, ParsedChat
 from backend.store.models import Chat, File, Folder, Message, ModelEntry, new_id
 
 log = logging.getLogger(__name__)
+# What every peewee query runs in: sqlite3's errors raised as peewee's. Not in peewee's stubs.
+_PEEWEE_ERRORS = peewee.__exception_wrapper__  # type: ignore[attr-defined]
 
 _ROWS = 200  # messages per write between yields: a few milliseconds
 _CHUNK = 500  # ids per IN (…): under the 999 variables older SQLite builds allow
@@ -126,7 +129,8 @@ def write_import(store: FileStore, chats: list[ParsedChat], zip_source=None, lim
 
 
 def _write(store: FileStore, plans: list[Plan], already: int, zip_source, limit: int) -> Outcome:
-    staged, placed = {}, []
+    staged: dict[str, tuple[BlobWriter | None, str | None]] = {}
+    placed: list[str] = []
     import_id = secrets.token_hex(8)
     written = False
     messages = [m for p in plans for m in p.new]
@@ -141,7 +145,7 @@ def _write(store: FileStore, plans: list[Plan], already: int, zip_source, limit:
                 store.commit(blob)
                 placed.append(sha)
         written = True
-        made = []
+        made: list[str] = []
         try:
             paced.run(_write_hidden(plans, import_id, known, made))
         except IntegrityError:
@@ -204,7 +208,7 @@ def _write_hidden(plans: list[Plan], import_id: str, known_models: set, made: li
         yield
         for i in range(0, len(p.new), _ROWS):
             rows = [_message_row(m, p, created) for m in p.new[i:i + _ROWS]]
-            with __exception_wrapper__:  # sqlite3's errors as peewee's, like every other query
+            with _PEEWEE_ERRORS:
                 db.cursor().executemany(_INSERT_MESSAGE, rows)
             yield
         if p.target is None:
@@ -213,7 +217,7 @@ def _write_hidden(plans: list[Plan], import_id: str, known_models: set, made: li
 
 # One prepared INSERT run over many rows: building a peewee query per row took most of an
 # import's time. The columns and their conversions come from the model.
-_MESSAGE_FIELDS = [Message.id, Message.chat, Message.parent_id, Message.depth, Message.active_child_id,
+_MESSAGE_FIELDS: list[Field] = [Message.id, Message.chat, Message.parent_id, Message.depth, Message.active_child_id,
                    Message.line_id, Message.line_exit, Message.role, Message.content, Message.content_parts,
                    Message.reasoning_content,
                    Message.reasoning_details, Message.tool_calls, Message.tool_call_id, Message.tool_error,

@@ -47,7 +47,7 @@ def up(start_id: int | None, limit: int, columns: str):
 def chain(message_id: int) -> list[tuple[int, int]]:
     """The lines of the message's branch from it up: (line_id, the branch's depth in that line)."""
     out = []
-    current = message_id
+    current: int | None = message_id
     while current is not None:
         line, depth, above = _line(current)
         out.append((line, depth))
@@ -82,7 +82,7 @@ def point_along(target_chain: list[tuple[int, int]], meet: tuple[int, int] | Non
     for index, (line, depth) in enumerate(target_chain):
         head_depth = db.execute_sql("SELECT depth FROM message WHERE id = ?", (line,)).fetchone()[0]
         at_meeting = meet is not None and line == meet[0]
-        start = meet[1] if at_meeting else head_depth
+        start = meet[1] if meet is not None and at_meeting else head_depth
         # In the line: each message's active child is its line's next one.
         db.execute_sql("""UPDATE message SET line_exit = 0, active_child_id = (
                               SELECT c.id FROM message AS c WHERE c.line_id = message.line_id

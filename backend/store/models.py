@@ -6,6 +6,7 @@ import secrets
 
 from peewee import AutoField, BooleanField, CompositeKey, FloatField, ForeignKeyField, IntegerField, Model, TextField
 
+from backend.core.status import COMPLETE
 from backend.store.db import db, now
 
 
@@ -33,6 +34,7 @@ class Folder(Base):
     id = TextField(primary_key=True, default=lambda: new_id("f"))
     name = TextField()
     parent = ForeignKeyField("self", null=True, column_name="parent_id", on_delete="SET NULL")
+    parent_id: str | None  # each foreign key's id, without reading its row (peewee adds it)
     model_id = TextField(null=True)
     system_prompt = TextField(null=True)
     params = JsonText(column_name="params_json", default=dict)
@@ -45,6 +47,7 @@ class Chat(Base):
     title = TextField(default="")
     model_id = TextField(null=True)
     folder = ForeignKeyField(Folder, null=True, column_name="folder_id", on_delete="SET NULL")
+    folder_id: str | None
     system_prompt = TextField(default="")
     params = JsonText(column_name="params_json", default=dict)
     pinned = BooleanField(default=False)
@@ -64,6 +67,7 @@ class Chat(Base):
 class Message(Base):
     id = AutoField()
     chat = ForeignKeyField(Chat, column_name="chat_id", on_delete="CASCADE", backref="messages")
+    chat_id: str
     role = TextField()
     content = TextField(default="")
     content_parts = JsonText(column_name="content_parts_json", null=True)
@@ -72,7 +76,7 @@ class Message(Base):
     tool_calls = JsonText(column_name="tool_calls_json", null=True)
     tool_call_id = TextField(null=True)
     citation_sources = JsonText(column_name="citation_sources_json", null=True)
-    status = TextField(default="complete")
+    status = TextField(default=COMPLETE)
     model_id = TextField(null=True)
     usage = JsonText(column_name="usage_json", null=True)
     error = JsonText(null=True)  # {"code", "message"}
@@ -112,6 +116,7 @@ class ModelEntry(Base):
     """A catalog model (named ModelEntry so it does not shadow peewee's Model)."""
     id = TextField(primary_key=True, default=lambda: new_id("m"))
     provider = ForeignKeyField(Provider, column_name="provider_id", on_delete="CASCADE", backref="models")
+    provider_id: str
     wire_api = TextField()
     api_model = TextField()
     label = TextField()
@@ -154,6 +159,7 @@ class Compaction(Base):
     """A summary of the messages of a branch up to and including its boundary message."""
     id = AutoField()
     chat = ForeignKeyField(Chat, column_name="chat_id", on_delete="CASCADE")
+    chat_id: str
     boundary_id = IntegerField()
     summary = TextField()
     tokens_before = IntegerField()
@@ -171,6 +177,7 @@ class Setting(Base):
 class ChatState(Base):
     """One chat's own state by key (backend/store/chat_state.py); it goes with its chat."""
     chat = ForeignKeyField(Chat, column_name="chat_id", on_delete="CASCADE")
+    chat_id: str
     key = TextField()
     value = JsonText(column_name="value_json")
 

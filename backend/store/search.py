@@ -126,7 +126,8 @@ def search(db, query: Query, limit: int, filters: Filters = Filters()) -> list[d
 def _active(rows: list[tuple]) -> set[int]:
     """The found messages on their chat's active branch. A queued message counts: it is
     shown after the branch, and joins it when its turn starts."""
-    out, by_leaf = set(), {}
+    out: set[int] = set()
+    by_leaf: dict[int | None, dict[int, tuple[int, int]]] = {}
     for message_id, _chat, _title, _role, _at, _content, line, depth, status, leaf in rows:
         if status == QUEUED:
             out.add(message_id)

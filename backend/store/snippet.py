@@ -153,12 +153,12 @@ def _cut(text, spans, start, end, more, hits) -> tuple[str, list[list[int]]]:
     base = spans[start][0] if start else max(0, spans[0][0] - EDGE)
     stop = min(spans[end][0] if end < len(spans) else len(text), spans[end - 1][1] + EDGE)
     piece = text[base:stop]
-    marks = {}  # offset in piece → +1 opens a hit, -1 closes one
+    marks: dict[int, int] = {}  # offset in piece → +1 opens a hit, -1 closes one
     for i, n, _p in hits:
         marks[spans[i][0] - base] = marks.get(spans[i][0] - base, 0) + 1
         close = spans[i + n - 1][1] - base
         marks[close] = marks.get(close, 0) - 1
-    depth, opened = 0, None
+    depth, opened = 0, 0  # opened: where the hit that is open began (set before any closes)
     for k, ch in enumerate(piece + " "):
         change = marks.get(k, 0)
         if change:

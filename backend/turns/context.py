@@ -115,6 +115,7 @@ def _with_attachments(rows: list[HistoryRow], model: ModelRow, store: FileStore 
         attached = [files[i] for i in attachment_ids(row) if i in files] if row.role == "user" else []
         extra = 0
         if attached and store is not None:
+            assert budget is not None  # made whenever any row has files
             message, extra = _attach(message, attached, model, store, budget, current=row.id == newest_user)
         executed = plans.quoted(row.content_parts) if row.role == "user" else None
         if executed is not None:

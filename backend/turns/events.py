@@ -19,6 +19,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NotRequired, TypedDict
 
+from backend.core.status import TURN_OUTCOMES
+
 
 class QueueItem(TypedDict):
     message_id: int
@@ -145,7 +147,7 @@ CHAT_EVENTS = _table(
     Event("done", {"message_id": int}, turn_id=TURN),
     Event("error", {"code": str, "message": str, "retryable": bool}),
     Event("turn_end", {"status": str}, turn_id=TURN,
-          values={"status": ("completed", "cancelled", "failed", "limit")}),
+          values={"status": TURN_OUTCOMES}),
     Event("title_update", {"title": str}, turn_id=None),
     Event("fallback", {"from_model_id": str | None, "to_model_id": str, "reason": str}, turn_id=TURN),
     Event("queue", {"items": list[QueueItem]}, turn_id=None),
@@ -227,7 +229,7 @@ def make(type_: str, table: Mapping[str, Event] = CHAT_EVENTS, **fields) -> dict
 def problems(event: dict, table: Mapping[str, Event] = CHAT_EVENTS) -> list[str]:
     """Everything about `event` (as sent, type included) that its definition does not allow."""
     kind = event.get("type")
-    spec = table.get(kind)
+    spec = table.get(kind) if kind is not None else None
     if spec is None:
         return [f"unknown event type {kind!r}"]
     where = f"{kind} {event['event_id']}" if "event_id" in event else str(kind)

@@ -22,7 +22,7 @@ SETTING = "web_fetch"
 LOCAL_REASON = ("This address is on this computer or your own network, where a page or a model should "
                 "not reach by itself. Allow it only if you meant Numi to read it; a site you trust can "
                 "be added in Settings → Web fetch.")
-DEFAULTS = {"allow_private": []}
+DEFAULTS: dict[str, list[str]] = {"allow_private": []}
 MAX_ORIGINS = 100
 _URL_IN_TEXT = re.compile(r"https?://[^\s<>\"'`]+", re.I)
 _TRAILING = ".,;:!?)]}>*_"  # punctuation around a URL in prose, not part of it

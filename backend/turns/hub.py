@@ -10,7 +10,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from typing import Any
 
+from backend.core.status import COMPLETE, COMPLETED, ERROR, FAILED, STREAMING
 from backend.turns import snapshot
 from backend.turns.events import CHAT_EVENTS, refusal
 
@@ -42,14 +44,15 @@ class TurnView:
     __slots__ = ("turn_id", "first_event_id", "message_id", "content", "reasoning", "changes",
                  "tool_calls", "status", "ended_at", "sources", "research")
 
-    def __init__(self, turn_id: str, first_event_id: int):
+    def __init__(self, turn_id: str | None, first_event_id: int):
         self.turn_id, self.first_event_id = turn_id, first_event_id
-        self.message_id = None
+        self.message_id: int | None = None
         self.content: list[str] = []
         self.reasoning: list[str] = []
         self.changes = 0  # text deltas applied to this message so far
         self.tool_calls: list[dict] = []
-        self.status = "streaming"
+        # A MessageStatus; after its turn_end, that event's outcome as a message status (LIMIT stays as is).
+        self.status: str = STREAMING
         self.ended_at: float | None = None
         # The turn's, not the message's: its sources and research progress span its replies.
         self.sources: list[dict] = []
@@ -77,7 +80,7 @@ class TurnView:
             self.research = {**(self.research or {}),
                              **{k: v for k, v in event.items() if k in RESEARCH_FIELDS}}
         elif kind == "turn_end":
-            self.status = {"completed": "complete", "failed": "error"}.get(event["status"], event["status"])
+            self.status = {COMPLETED: COMPLETE, FAILED: ERROR}.get(event["status"], event["status"])
             self.ended_at = time.monotonic()
 
 
@@ -220,7 +223,7 @@ class ChatHub:
             if sub.cursor < oldest - 1:
                 # Fell behind the ring: one snapshot stands in for every missed event.
                 sub.cursor = self._last_id
-                return [self._snapshot()] if self.turn is not None else []
+                return [self._snapshot(self.turn)] if self.turn is not None else []
             events = []
             for event in reversed(self._log):  # a pull is usually a few events: walk from the end
                 if event["event_id"] <= sub.cursor:
@@ -230,9 +233,8 @@ class ChatHub:
             sub.cursor = self._last_id
             return events
 
-    def _snapshot(self) -> dict:
-        turn = self.turn
-        extra = {"sources": list(turn.sources)} if turn.sources else {}
+    def _snapshot(self, turn: TurnView) -> dict:
+        extra: dict[str, Any] = {"sources": list(turn.sources)} if turn.sources else {}
         if turn.research is not None:
             extra["research"] = dict(turn.research)
         return snapshot.build(self, turn.turn_id, turn.message_id, *turn.text(),

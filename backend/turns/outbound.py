@@ -96,7 +96,7 @@ def branch_reads(rows: Iterable[tuple[str, object, str | None, bool]],
                  lookup: Callable[[str], object] = lambda name: None) -> list[str]:
     """The tools whose results on a branch count as private reads, from its
     (role, tool_calls, tool_call_id, tool_error) rows, root first; `lookup` finds a tool by name."""
-    names: dict[str, str] = {}  # call id -> tool name, of the calls made so far
+    names: dict[object, object] = {}  # call id -> tool name, of the calls made so far (as the model sent them)
     read: list[str] = []
     for role, calls, call_id, is_error in rows:
         if role == "assistant" and isinstance(calls, list):

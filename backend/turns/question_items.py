@@ -137,7 +137,7 @@ def check_answers(items: list[dict], answers: dict) -> dict:
     for key in answers:
         if key not in known:
             raise BadAnswer(f"This question has no item {_short(key)}; answer the items it shows.")
-    out = {}
+    out: dict[str, str | list[str]] = {}
     for item in items:
         key, about = item["key"], _short(item["prompt"])
         if key not in answers:

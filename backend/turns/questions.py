@@ -114,7 +114,8 @@ class Questions:
 
     @staticmethod
     def _event(waiting: _Waiting) -> dict:
-        fields = {"question_id": waiting.question_id, "call_id": waiting.call_id, "items": waiting.items}
+        fields: dict[str, object] = {"question_id": waiting.question_id, "call_id": waiting.call_id,
+                                     "items": waiting.items}
         if waiting.deadline is not None:
             fields["timeout_s"] = max(0, round(waiting.deadline - time.monotonic()))
         return fields

@@ -17,6 +17,7 @@ import threading
 
 from backend.core import agent
 from backend.core.cancel import CancelToken
+from backend.core.status import COMPLETE, COMPLETED, CUT_SHORT, QUEUED, STREAMING, TurnOutcome
 from backend.store import chats, drafts, history
 from backend.store.compactions import Checkpoint
 from backend.store.db import db
@@ -24,7 +25,7 @@ from backend.store.serialize import file_to_dict, files_by_id, message_attachmen
 from backend.turns import compaction, next_request, plans, vision_check
 from backend.turns.hub import ChatHub
 from backend.turns.questions import BadAnswer, NotPending
-from backend.turns.queue_rules import ChatQueue, Refuse, Start
+from backend.turns.queue_rules import ChatQueue, Queue, Refuse, Start
 from backend.turns.runner import Turn
 from backend.turns.services import TurnServices
 from backend.turns.title import maybe_title
@@ -196,7 +197,7 @@ class TurnRegistry:
             existing = history.by_request(chat_id, request_id)
             if existing is not None:
                 return {"request_id": request_id, "message_id": existing.id,
-                        "queued": existing.status == "queued", "attachments": message_attachments(existing),
+                        "queued": existing.status == QUEUED, "attachments": message_attachments(existing),
                         "duplicate": True}
             decision = state.rules.send(self._closing, steer)
             _refuse(decision)
@@ -218,7 +219,7 @@ class TurnRegistry:
                 row = history.enqueue(chat_id, **fields) if queued else history.append_to_branch(chat_id, **fields)
                 chats.touch(chat_id)
                 drafts.drop(chat_id)  # the draft was sent (docs/PROTOCOL.md, "Drafts")
-            steer = queued and decision.steer
+            steer = isinstance(decision, Queue) and decision.steer  # Queue: the one decision not Start here
             # Queued behind a summary there is no turn yet.
             turn_id = state.turn.id if queued and state.turn is not None else None
             state.hub.publish("accepted", turn_id, request_id=request_id,
@@ -277,6 +278,7 @@ class TurnRegistry:
             summary = state.summary = _Summary()
         try:
             chat = chats.get(chat_id)
+            assert chat is not None  # the command is for a chat that exists (api/context.py checks)
             model, toolset, plan = next_request.prepare(self.services, chat)
             checkpoint, _ = compaction.compact(chat, model, self.services.keys, tools=toolset.specs(),
                                                files=self.services.files, plan=plan, manual=True,
@@ -289,6 +291,7 @@ class TurnRegistry:
                     following = state.rules.summary_ended(self._closing)
                     if isinstance(following, Start):
                         # As after a turn: the queued message joins the branch as its turn starts.
+                        assert following.message_id is not None  # the queue's oldest message
                         attached = history.attach(chat_id, following.message_id)
                         self._start(state, chat_id, attached.id if attached else None)
                         self._publish_queue(chat_id)
@@ -328,7 +331,7 @@ class TurnRegistry:
             if user is None:
                 raise CommandError("bad_request", "This reply has no message before it to answer again.")
             # The reply's row exists from now on, so a repeated request_id finds this version.
-            reply = history.append(chat_id, user.id, role="assistant", status="streaming",
+            reply = history.append(chat_id, user.id, role="assistant", status=STREAMING,
                                    model_id=model_id, request_id=request_id)
             self._branched(state, reply)
             self._start(state, chat_id, user.id, model_id=model_id, reply_id=reply.id)
@@ -342,11 +345,11 @@ class TurnRegistry:
             last = history.by_ids([leaf]).get(leaf) if leaf is not None else None
             if last is None:
                 raise CommandError("bad_request", "There is nothing to continue in this chat yet.")
-            cut = last.status in ("interrupted", "cancelled", "error")
+            cut = last.status in CUT_SHORT
             if last.role == "assistant" and cut and (last.content or last.reasoning_content) and not last.tool_calls:
                 self._start(state, chat_id, None, continue_message_id=last.id)
             elif last.role == "user":
-                history.save(last.id, status="complete")
+                history.save(last.id, status=COMPLETE)
                 self._start(state, chat_id, last.id)
             elif last.role == "tool" or cut or (last.error or {}).get("code") == "limit":
                 self._start(state, chat_id, None)  # a new step from the history as it stands
@@ -430,7 +433,7 @@ class TurnRegistry:
             row = history.message(chat_id, message_id)
         except history.NotInChat:
             row = None
-        if row is None or row.status == "queued":
+        if row is None or row.status == QUEUED:
             raise CommandError("not_found", f"No message {message_id} in this chat. It may have been deleted.")
         return row
 
@@ -474,6 +477,7 @@ class TurnRegistry:
         with db.connection_context():
             while True:
                 turn = state.turn
+                assert turn is not None  # set before this thread starts, and for each turn it runs next
                 status = turn.run()
                 self._after_turn(chat_id, turn, status)
                 with self._lock:
@@ -485,6 +489,7 @@ class TurnRegistry:
                         return
                     # A queued message keeps the id `accepted` gave it (CONTRACT: turn_start's
                     # user_message_id is that id) and joins the branch as its turn starts.
+                    assert following.message_id is not None  # the queue's oldest message
                     attached = history.attach(chat_id, following.message_id)
                     state.turn = Turn(self.services, state.hub, chat_id, attached.id if attached else None,
                                       self._steering_of(chat_id))
@@ -492,9 +497,9 @@ class TurnRegistry:
                     self._publish_queue(chat_id)
                     self._chat_changed(chat_id)  # still running, newer activity
 
-    def _after_turn(self, chat_id: str, turn: Turn, status: str) -> None:
+    def _after_turn(self, chat_id: str, turn: Turn, status: TurnOutcome) -> None:
         if turn.hub.subscriber_count == 0:
             chats.mark_unread(chat_id)
-        if status == "completed" and turn.final_message_id is not None and not self._closing:
+        if status == COMPLETED and turn.final_message_id is not None and not self._closing:
             threading.Thread(target=maybe_title, args=(self.services, turn.hub, chat_id, turn.model_id),
                              name="title", daemon=True).start()

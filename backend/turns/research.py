@@ -20,13 +20,14 @@ import re
 import threading
 import time
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from typing import Callable
 
 from backend.core import agent
 from backend.core.cancel import CancelToken
 from backend.core.errors import ProviderError
+from backend.core.status import CANCELLED, FAILED, LIMIT
 from backend.core.types import Message, ModelRequest, ToolCall
 from backend.store import history
 from backend.store import settings as app_settings
@@ -157,10 +158,10 @@ class Research:
     def _run(self, request, write) -> agent.Outcome:
         backend = search_setting.backend(self.keys)
         if backend is None:
-            return agent.Outcome("failed", "no_search", "Research needs a web search backend. Choose one in "
-                                                        "Settings → Web search, then send the question again.")
+            return agent.Outcome(FAILED, "no_search", "Research needs a web search backend. Choose one in "
+                                                      "Settings → Web search, then send the question again.")
         if self.policy(web_search.NAME) == "deny":
-            return agent.Outcome("failed", "research_refused", _turned_off(web_search.NAME, "Nothing was searched")
+            return agent.Outcome(FAILED, "research_refused", _turned_off(web_search.NAME, "Nothing was searched")
                                  + " Allow it there, or send the question without Research.")
         self._arm()
         notices: list[str] = []
@@ -179,18 +180,18 @@ class Research:
         finally:
             self._disarm()
         if self.cancel.is_set():
-            return agent.Outcome("cancelled", "cancelled", "Stopped while researching; nothing was written yet.")
+            return agent.Outcome(CANCELLED, "cancelled", "Stopped while researching; nothing was written yet.")
         timed_out = self.stop.reason == "time" and self.stop.is_set()
         if timed_out:
             notices.append(self._time_sentence())
         if not self.pages and not self.sources.all():
             if timed_out:
-                return agent.Outcome("limit", "limit", self._time_sentence() + " Nothing was found in that time; "
+                return agent.Outcome(LIMIT, "limit", self._time_sentence() + " Nothing was found in that time; "
                                      "Continue to research again with a fresh allowance.")
             # A backend that failed every search says why (a bad key, an unreadable answer).
             why = "".join(f" {n}" for n in notices)
-            return agent.Outcome("failed", "no_sources", f"The searches found no pages to read.{why} Try the "
-                                                         "question with other words, or check Settings → Web search.")
+            return agent.Outcome(FAILED, "no_sources", f"The searches found no pages to read.{why} Try the "
+                                                       "question with other words, or check Settings → Web search.")
         self.progress("writing", force=True, notice=" ".join(notices))
         return self._write(request, write)
 
@@ -235,7 +236,7 @@ class Research:
         decision = self._ask(web_search.NAME, {"queries": queries[:self.limits.max_searches]})
         self._check()
         if decision.kind == "deny":
-            return [], agent.Outcome("failed", "research_refused",
+            return [], agent.Outcome(FAILED, "research_refused",
                                      "You did not allow the searches, so nothing was searched." + _said(decision))
         edited = self._edited(decision, "queries")
         if edited is not None:
@@ -265,7 +266,7 @@ class Research:
         except ProviderError as exc:
             if self.stop.is_set():
                 raise _Stopped from None
-            return agent.Outcome("failed", exc.code, exc.message, exc.retryable)
+            return agent.Outcome(FAILED, exc.code, exc.message, exc.retryable)
         except Exception:
             if self.stop.is_set():
                 raise _Stopped from None
@@ -323,7 +324,8 @@ class Research:
                 notices.append(self._private_sentence())
             return
         self.progress("reading")
-        waiting, running = deque(candidates), {}
+        waiting = deque(candidates)
+        running: dict[Future[_Page | None], dict] = {}  # a read under way -> its candidate
         with ThreadPoolExecutor(READERS, thread_name_prefix="research-read") as pool:
             while True:
                 # A failed page frees its place for the next candidate; the limit counts pages read.
@@ -424,11 +426,11 @@ class Research:
         finally:
             timer.cancel()
             unhook()
-        if outcome.status == "cancelled" and cancel.reason == "time" and not self.cancel.is_set():
+        if outcome.status == CANCELLED and cancel.reason == "time" and not self.cancel.is_set():
             minutes = f"{self.limits.max_minutes:g}"
-            return agent.Outcome("limit", "limit", f"The research reached its {minutes}-minute limit (Settings → "
-                                                   f"Research) while writing; the report so far is kept. "
-                                                   f"Continue to let it finish.")
+            return agent.Outcome(LIMIT, "limit", f"The research reached its {minutes}-minute limit (Settings → "
+                                                 f"Research) while writing; the report so far is kept. "
+                                                 f"Continue to let it finish.")
         return outcome
 
 

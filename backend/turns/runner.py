@@ -19,6 +19,17 @@ from typing import Callable
 from backend.core import agent
 from backend.core import tools as toolbox
 from backend.core.cancel import CancelToken
+from backend.core.status import (
+    CANCELLED,
+    COMPLETE,
+    COMPLETED,
+    ERROR,
+    FAILED,
+    INTERRUPTED,
+    STREAMING,
+    MessageStatus,
+    TurnOutcome,
+)
 from backend.core.tools import ToolRegistry
 from backend.store import chats, history
 from backend.store.db import db
@@ -33,7 +44,7 @@ from backend.turns.services import TurnServices
 from backend.turns.sources import TurnSources
 
 log = logging.getLogger(__name__)
-CRASHED = agent.Outcome("failed", "internal", "Something went wrong inside Numi while answering; "
+CRASHED = agent.Outcome(FAILED, "internal", "Something went wrong inside Numi while answering; "
                                               "the details are in the log. Try again.", True)
 
 
@@ -98,13 +109,13 @@ class Turn:
 
     # --- the turn ---------------------------------------------------------------------
 
-    def run(self) -> str:
+    def run(self) -> TurnOutcome:
         self.publish("turn_start", user_message_id=self.user_message_id,
                      continue_message_id=self.continue_message_id)
         try:
             outcome = self._run_loop()
         except TurnSetupError as exc:
-            outcome = agent.Outcome("failed", exc.code, exc.message)
+            outcome = agent.Outcome(FAILED, exc.code, exc.message)
         except Exception:
             log.exception("turn %s in chat %s crashed", self.id, self.chat_id)
             outcome = CRASHED
@@ -113,7 +124,7 @@ class Turn:
         except Exception:
             # Whatever failed, the turn still ends (the registry publishes turn_end on return).
             log.exception("turn %s in chat %s could not finish cleanly", self.id, self.chat_id)
-            if outcome.status == "completed":
+            if outcome.status == COMPLETED:
                 outcome = CRASHED
                 self.publish("error", code=outcome.error_code, message=outcome.error_message,
                              retryable=outcome.retryable)
@@ -121,13 +132,14 @@ class Turn:
 
     def _run_loop(self) -> agent.Outcome:
         chat = chats.get(self.chat_id)
+        assert chat is not None  # a chat is purged only once its turn has stopped (stop_chat)
         continuing = self.continue_message_id is not None
         model, self.tools, plan = next_request.prepare(self.services, chat, self.asked_model_id, continuing)
         if self.tools.get(questions.NAME) is not None:
             self.tools.add(self.questions.tool())  # the same spec, answered by this turn's questions
         plans.bind(self.tools, self._record_plan)
         self.fetches.bind(self.tools)
-        if continuing:
+        if self.continue_message_id is not None:
             # The reply's text already cites its sources: their numbers go on from there.
             saved = history.by_ids([self.continue_message_id])[self.continue_message_id].citation_sources
             self.sources = TurnSources(self.publish, saved)
@@ -139,11 +151,11 @@ class Turn:
                                     cancel=self.cancel, publish=self.publish,
                                     stream_fn=self.services.open_stream)
         if self.cancel.is_set():
-            return agent.Outcome("cancelled", "cancelled", "Stopped before the model was asked.")
+            return agent.Outcome(CANCELLED, "cancelled", "Stopped before the model was asked.")
         request, self.context_key = plan.request, plan.key
         if self.continue_message_id is not None:
             row = history.by_ids([self.continue_message_id])[self.continue_message_id]
-            history.save(row.id, status="streaming", error=None)
+            history.save(row.id, status=STREAMING, error=None)
             self._open_partial(row.id)
             # The saved text opens the turn's stream, so the deltas of this turn
             # add up to the whole message, as for any other turn (and the hub holds it all).
@@ -184,6 +196,7 @@ class Turn:
     def _finish(self, outcome: agent.Outcome) -> None:
         if outcome.error_code == "tools_unsupported":
             from backend.catalog.tools_refused import turn_tools_off
+            assert outcome.error_message is not None  # an error code comes with its message
             message = turn_tools_off(self.services.catalog, self.model_id, outcome.error_message)
             if message:
                 outcome = replace(outcome, error_message=message)
@@ -196,10 +209,10 @@ class Turn:
                          retryable=outcome.retryable)
         self._keep_sources()
         if self.reply_id is not None:  # a regenerated version the turn ended before writing
-            history.end_streaming(self.reply_id, status="cancelled" if outcome.status == "cancelled" else "error")
+            history.end_streaming(self.reply_id, status=CANCELLED if outcome.status == CANCELLED else ERROR)
         if self.usage["input_tokens"] or self.usage["output_tokens"]:
             self.publish("usage", **self.usage)
-        if outcome.status == "completed" and self.final_message_id is not None:
+        if outcome.status == COMPLETED and self.final_message_id is not None:
             self.publish("done", message_id=self.final_message_id)
         with db.atomic():
             chats.touch(self.chat_id)
@@ -220,16 +233,16 @@ class Turn:
         says how the turn ended, so it is never left looking alive.
         """
         error = {"code": outcome.error_code, "message": outcome.error_message}
-        open_rows = {self.last_message_id} | ({self._awaiting_results[0]} if self._awaiting_results else set())
-        open_rows.discard(None)
+        awaiting = self._awaiting_results[0] if self._awaiting_results else None
+        open_rows = {row_id for row_id in (self.last_message_id, awaiting) if row_id is not None}
         with db.atomic():
-            if self.last_message_id is None and outcome.status == "failed":
-                self.last_message_id = self._insert_assistant(status="error").id
+            if self.last_message_id is None and outcome.status == FAILED:
+                self.last_message_id = self._insert_assistant(status=ERROR).id
             if self.last_message_id is not None:
                 history.save(self.last_message_id, error=error)
-            status = "cancelled" if outcome.status == "cancelled" else "error"
+            status: MessageStatus = CANCELLED if outcome.status == CANCELLED else ERROR
             for row_id in open_rows:
-                fields = {"status": status}
+                fields: dict[str, str] = {"status": status}
                 if self.partial is not None and self.partial.row_id == row_id:
                     fields["content"], fields["reasoning_content"] = self.partial.text()
                 history.end_streaming(row_id, **fields)
@@ -279,13 +292,14 @@ class Turn:
         elif isinstance(ev, agent.ToolResult):
             result = ev.outcome.result
             # A question Numi's closing cut short leaves its turn interrupted (CONTRACT §7).
-            status = "interrupted" if self.questions.cut_by_closing(result.tool_call_id) else "complete"
-            diff = self._diffs.pop(result.tool_call_id, None)
+            call_id = ev.call.id  # its result's tool_call_id
+            status = INTERRUPTED if self.questions.cut_by_closing(call_id) else COMPLETE
+            diff = self._diffs.pop(call_id, None)
             with db.atomic():
                 row = history.append_to_branch(self.chat_id, role="tool", content=result.content,
                                                tool_call_id=result.tool_call_id, tool_error=result.is_error,
                                                status=status, content_parts={"diff": diff} if diff else None)
-                self._result_saved(result.tool_call_id)
+                self._result_saved(call_id)
             self.reads.result(ev.call.name, result.is_error, self.tools.get(ev.call.name))
             self.publish("message_saved", message_id=row.id, role="tool")
 
@@ -297,10 +311,10 @@ class Turn:
         row_id, waiting = self._awaiting_results
         waiting.discard(call_id)
         if not waiting:
-            history.save(row_id, status="interrupted" if self.questions.cut_by_closing() else "complete")
+            history.save(row_id, status=INTERRUPTED if self.questions.cut_by_closing() else COMPLETE)
             self._awaiting_results = None
 
-    def _insert_assistant(self, status: str):
+    def _insert_assistant(self, status: MessageStatus) -> history.Row:
         if self.reply_id is not None:  # the version regenerate made for this reply
             row_id, self.reply_id = self.reply_id, None
             history.save(row_id, status=status, model_id=self.model_id)
@@ -309,32 +323,33 @@ class Turn:
 
     def _ensure_partial(self) -> Partial:
         if self.partial is None:
-            row = self._insert_assistant(status="streaming")
-            self._open_partial(row.id)
+            row = self._insert_assistant(status=STREAMING)
+            return self._open_partial(row.id)
         return self.partial
 
-    def _open_partial(self, row_id: int) -> None:
+    def _open_partial(self, row_id: int) -> Partial:
         self.partial = Partial(row_id, self.saved_sources, self.hub)
         self.last_message_id = row_id
+        return self.partial
 
     def _save_assistant(self, ev: agent.AssistantDone) -> None:
         message = ev.message
-        if self.partial is None and ev.status == "cancelled":
+        if self.partial is None and ev.status == CANCELLED:
             return  # stopped before the model said anything: nothing to keep
         partial = self._ensure_partial()
         content, reasoning = partial.text()
         usage = self._step_usage()
         calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
         status = ev.status
-        if calls and status == "complete":
+        if calls and status == COMPLETE:
             # Still "streaming" until its last tool result is committed: a process that dies
             # while a tool runs or an approval waits leaves it `interrupted`, with Continue.
-            status = "streaming"
+            status = STREAMING
             self._awaiting_results = (partial.row_id, {c["id"] for c in calls})
         self.saved_sources.save(partial.row_id, dict(
             content=content, reasoning_content=reasoning, reasoning_details=list(message.reasoning_details) or None,
             tool_calls=calls or None, status=status, model_id=self.model_id, usage=usage), with_sources=ev.final)
-        if ev.final and ev.status == "complete":
+        if ev.final and ev.status == COMPLETE:
             self.final_message_id = partial.row_id
         self.publish("message_saved", message_id=partial.row_id, role="assistant")
 
@@ -370,7 +385,7 @@ class Turn:
             return agent.Decision("allow")
         # can_always: whether "allow always" would leave a standing rule (a chained shell
         # command never does: the card then offers allow once only).
-        extra = {"changed": True, "description": tool.spec.description} if changed else {}
+        extra = {"changed": True, "description": tool.spec.description} if changed and tool is not None else {}
         diff = self._diff_of(call)
         if diff:
             extra["diff"] = diff

@@ -1,6 +1,7 @@
 """The `snapshot` event: a turn's whole state in one event, from memory or as saved (CONTRACT §4)."""
 from __future__ import annotations
 
+from backend.core.status import COMPLETE
 from backend.store import history
 from backend.store.serialize import message_to_dict
 from backend.turns.events import make
@@ -19,7 +20,7 @@ def stored(hub, chat_id: str, queue: list[dict]) -> dict:
     """No turn is retained in memory: the chat's newest reply as saved stands in for its events."""
     row = history.latest_reply(chat_id)
     if row is None:
-        return build(hub, None, None, "", "", [], "complete", queue=queue)
+        return build(hub, None, None, "", "", [], COMPLETE, queue=queue)
     message = message_to_dict(row)
     extra = {"sources": message["sources"]} if message["sources"] else {}
     return build(hub, None, message["id"], message["content"], message["reasoning"], message["tool_calls"],

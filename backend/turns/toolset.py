@@ -44,7 +44,7 @@ class Toolsets:
         self.fetch = fetch_tool()
         self.update_plan = update_plan_tool()  # each turn binds its own (plans.bind)
         self._lock = threading.Lock()
-        self._workspaces: dict[str, tuple[FileIndex, list[Tool]]] = {}
+        self._workspaces: dict[str, tuple[FileIndex | None, list[Tool]]] = {}
         # The workspace tools' descriptions, for settings screens (never run).
         self._catalog = [*workspace_tools(Workspace(data_dir)), shell_tool(data_dir), self.fetch,
                          self.update_plan, web_search_tool(None)]
@@ -78,6 +78,7 @@ class Toolsets:
     def _workspace_tools(self, root: str) -> list[Tool]:
         with self._lock:
             if root not in self._workspaces:
+                index: FileIndex | None
                 index = FileIndex(root)
                 try:
                     index.start()
