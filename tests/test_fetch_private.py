@@ -4,7 +4,7 @@ A real HTTP server on 127.0.0.1 (and ::1 where the system has it) counts every r
 address class — written in every form the system's resolver accepts — is refused by the
 web_fetch tool and as the target of a redirect from an allowed site, before any connection
 is tried; the same server is read when the exact URL or its origin is allowed. Research's
-page reads go through the same fetch (tests/test_protocol_research_private.py).
+page reads go through the same fetch (tests/test_protocol_research_policy.py).
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ PAGE_MAX = 200
 PAGE_DEFAULT = 50
 PREVIEW_CHARS = 120
 MAX_ID = (1 << 63) - 1
-# Nodes per GET …/tree answer at most (1.3 MB with full previews); a longer tree is paged with `cursor`.
+# Nodes per GET …/tree answer at most (its size: docs/BENCHMARKS.md); a longer tree is paged with `cursor`.
 TREE_PAGE_MAX = 5_000
 
 

@@ -142,7 +142,7 @@ def _v5_attachments(db):
 
 def _v6_usable_messages(db):
     """Every model step says how many older messages it left out; counting them read
-    every row of a long chat (6 ms for 10 000 messages). This index holds only the rows
+    every row of a long chat (docs/BENCHMARKS.md). This index holds only the rows
     a request would send, so the count reads the index alone. Its WHERE is the text
     backend/turns/context.py queries with (SQLite matches it term by term)."""
     db.execute_sql(

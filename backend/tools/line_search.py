@@ -23,8 +23,8 @@ from typing import Callable, Iterator
 import re2
 
 PATTERN_CHARS = 1_000
-# RE2 instructions. Past a few thousand its DFA gives up on some patterns and the NFA fallback
-# costs tens of µs a byte; up to this size it stays under about 1.5 µs a byte.
+# RE2 instructions. Past a few thousand its DFA gives up on some patterns and the far slower NFA
+# takes over; up to this size it stays fast (docs/BENCHMARKS.md).
 PROGRAM_MAX = 1_000
 # Matched between two check() calls (well under a second at worst), and what a regex sees of a
 # longer line (a literal text, whose cost cannot grow, sees all of it).

@@ -21,7 +21,7 @@ NAMES = (".git", ".envrc", ".vscode", ".idea", ".husky", ".pre-commit-config.yam
 # so a command must not create them either; the others act only through git's own hooks.
 RESERVED = (".git", ".envrc", ".vscode", ".idea")
 _FOLDED = {name.casefold() for name in NAMES}
-SCAN_DIRS = 3_000  # folders looked through for nested ones (projects inside the workspace), ~0.3 s at most
+SCAN_DIRS = 3_000  # folders looked through for nested ones (projects inside the workspace); a bounded wait
 # Installed packages: thousands of folders, none a project of the person's.
 _NOT_SCANNED = {"node_modules"}
 # Inside these only git's objects and large files are kept: never run, and there are many.

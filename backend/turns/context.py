@@ -210,7 +210,7 @@ class Plan:
     branch_length: int  # saved messages on the branch
     tokens_before: int  # its tokens had nothing after the summary been left out
     rows: tuple[HistoryRow, ...]  # the rows after the checkpoint it chose from
-    key: str  # what the request carries besides its messages (exact counts, backend/turns/budget.py)
+    key: str  # what the request carries besides its messages: a reply's usage counts only under the same key
 
     @property
     def used(self) -> int:

@@ -17,9 +17,9 @@ from backend.turns import snapshot
 from backend.turns.events import CHAT_EVENTS, refusal
 
 # Events kept per chat (the contract asks for at least 500). A reader's writer thread
-# can stall for tens of ms (the GIL, a full socket) while a local model writes a
-# hundred thousand deltas a second: at 4096 the relay benchmark's readers fell off the
-# end mid-reply. A full log is ~6 MB (measured), held only while a turn is retained.
+# can stall (the GIL, a full socket) while a local model writes a hundred thousand
+# deltas a second; a smaller log let the relay benchmark's readers fall off its end
+# mid-reply (docs/BENCHMARKS.md). A full log is held only while a turn is retained.
 LOG_CAPACITY = 16384
 # A socket holding its next frame back (ws.py paces text) stops waiting once this many
 # events wait for it: a pace must never be what pushes a reader past the ring's end

@@ -88,7 +88,7 @@ class Turn:
         self._awaiting_results: tuple[int, set[str]] | None = None  # assistant row, its calls without results
         self.partial: Partial | None = None
         self.model_id: str | None = None
-        self.context_key: str | None = None  # what its requests carry besides messages (turns/budget.py)
+        self.context_key: str | None = None  # what its requests carry besides messages (context.Plan.key)
         self.asked_model_id = model_id  # "regenerate with…": this turn only, the chat keeps its model
         self.usage = metrics.empty()  # the whole turn
         self.meter = metrics.StepMeter()

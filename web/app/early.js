@@ -1,8 +1,8 @@
 // The first script the page runs. A classic script, loaded plainly at the top of
 // index.html's head: the parser runs it the moment it is read, before the app's
 // thirty-odd modules arrive and take the main thread for their own compiling (an
-// `async` module waited behind them, and the history request with it, by 40–140 ms,
-// measured). A chat named in the address is requested here at once, bodies and all;
+// `async` module waited behind them, and the history request with it: docs/BENCHMARKS.md).
+// A chat named in the address is requested here at once, bodies and all;
 // by the time the app can draw it, its history is in memory. It imports nothing and
 // leaves one name, `numiEarly`, which router.js and chat-session.js read.
 "use strict";

@@ -3,8 +3,8 @@
 // model text as plain text, which is always safe.
 let md = null; // web/js/markdown.js, once loaded
 
-// What js/markdown.js imports, evaluated one task each before it: highlight.js alone
-// takes ~30 ms to evaluate, and the three in one task would hold the page for ~60.
+// What js/markdown.js imports, evaluated one task each before it: the three in one task
+// would hold the page noticeably (docs/BENCHMARKS.md).
 const LIBRARIES = ["../vendor/dompurify/purify.es.js", "../vendor/marked/marked.esm.js",
   "../vendor/highlight/highlight.min.js"];
 

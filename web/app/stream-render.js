@@ -24,7 +24,7 @@ const SYNC = 4000;   // a live update renders up to this much finished text at o
 // tokens a second) every 100 ms, so formatting keeps up with the words. Past
 // FAST_CHARS_PER_S (about 500 tokens a second: a fast local GPU, an inference
 // accelerator) a 100 ms redraw already puts lines, not words, on the screen, and
-// redrawing half as often takes about a fifth off the stream's cost to the page.
+// redrawing half as often costs the page less (docs/BENCHMARKS.md).
 const TAIL_MS = 100;
 const TAIL_FAST_MS = 200;
 const FAST_CHARS_PER_S = 2500;
@@ -147,8 +147,8 @@ export class StreamRenderer {
    * through renderAway (a worker), and put in, together, when that is done. Meanwhile
    * the page shows what it showed; text that arrives is drawn after it lands. The end
    * of a live reply goes the same way: the page's own copy of the Markdown code, unused
-   * while a reply streams, has gone cold by then (tens of ms for a few hundred
-   * characters, measured) where the worker's is warm.
+   * while a reply streams, has gone cold by then (docs/BENCHMARKS.md) where the
+   * worker's is warm.
    */
   _flushAway(end, cuts) {
     if (this.job) return;

@@ -60,8 +60,8 @@ export function toHtml(text) {
   return (MAY_HAVE_MATH.test(source) ? mathMd : md).parse(source, { async: false });
 }
 
-// highlight.js compiles a language's grammar the first time it is used: 10-100 ms in
-// one go. Done in the middle of a streamed reply that is a frozen frame, so the
+// highlight.js compiles a language's grammar the first time it is used, in one go
+// (docs/BENCHMARKS.md). Done in the middle of a streamed reply that is a frozen frame, so the
 // languages models write most are compiled once, one per idle moment, after start.
 const COMMON_LANGUAGES = ["python", "javascript", "typescript", "bash", "json", "xml", "css", "sql",
   "yaml", "go", "rust", "java", "c", "cpp", "csharp", "shell", "markdown", "diff"];

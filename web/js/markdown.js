@@ -64,7 +64,7 @@ function plainHtml(text) {
  * `html` as nodes, when it holds only what marked writes for plain Markdown (no raw
  * HTML, no javascript: link; a task list's disabled checkbox, math placeholders); else null. A <template> parses it
  * where nothing runs or loads, and the check is a lookup per element and attribute:
- * DOMPurify's checks of every node cost two to four times as much, and a streaming reply
+ * DOMPurify's checks of every node cost several times as much, and a streaming reply
  * renders its open part ten times a second. Exported for tests.
  */
 export function plainFragment(html) {
