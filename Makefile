@@ -40,8 +40,10 @@ test: test-py
 	@$(MAKE) --no-print-directory test-js
 	@$(MAKE) --no-print-directory test-bench-smoke
 
+# Four workers (pytest-xdist): most of a test's time is spent waiting on a server, a browser
+# or a model script, so four keep two cores busy (docs/BENCHMARKS.md, "The suite").
 test-py: $(VENV) web-bundle lint
-	$(BIN)/python -m pytest -q --durations=12 tests --ignore=tests/bench
+	$(BIN)/python -m pytest -q -n 4 --durations=12 tests --ignore=tests/bench
 
 # The checks that read the code (pyproject.toml has their settings): the import contracts
 # ([tool.importlinter]; README, "Architecture": imports go only downward, never in a cycle),
