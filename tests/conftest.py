@@ -9,6 +9,27 @@ os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
 
 
 @pytest.fixture
+def store(tmp_path):
+    """A fresh database for in-process store tests, connected on this thread."""
+    from backend.store.db import db, open_database
+
+    open_database(str(tmp_path / "numi.db"))
+    db.connect(reuse_if_open=True)
+    yield
+    db.close()
+
+
+@pytest.fixture
+def engine(tmp_path):
+    """The turn engine in process (tests/engine.py) with the test plugin tools."""
+    from tests.engine import Engine, plugin_tools
+
+    e = Engine(tmp_path, tools=plugin_tools())
+    yield e
+    e.close()
+
+
+@pytest.fixture
 def server(tmp_path):
     """A real Numi server process on a fresh data dir."""
     proc = ServerProcess(tmp_path / "data").start()

@@ -14,14 +14,6 @@ from backend.store.models import Chat, ChatState, Setting
 from backend.turns import approvals, plans
 
 
-@pytest.fixture
-def store(tmp_path):
-    open_database(str(tmp_path / "numi.db"))
-    db.connect(reuse_if_open=True)
-    yield
-    db.close()
-
-
 def setting_keys() -> set[str]:
     return {row.key for row in Setting.select(Setting.key)}
 

@@ -8,20 +8,12 @@ import pytest
 
 from backend.core.history import fit
 from backend.store import history
-from backend.store.db import db, open_database
+from backend.store.db import db
 from backend.store.models import Chat
 from backend.turns import context
 from backend.turns.context import HISTORY_READ, history_rows, left_out, newest_turns, with_attachments
 
 BUDGET = 10_000_000  # tokens: a window that holds every message of these chats
-
-
-@pytest.fixture
-def store(tmp_path):
-    open_database(str(tmp_path / "numi.db"))
-    db.connect(reuse_if_open=True)
-    yield
-    db.close()
 
 
 def _write(chat_id: str, turns: list[list[tuple]]) -> None:

@@ -8,14 +8,6 @@ import json
 import pytest
 
 from backend.turns.registry import CommandError
-from tests.engine import Engine, plugin_tools
-
-
-@pytest.fixture
-def engine(tmp_path):
-    e = Engine(tmp_path, tools=plugin_tools())
-    yield e
-    e.close()
 
 
 def test_allow_always_is_remembered_for_the_chat(engine):

@@ -3,17 +3,6 @@ three same calls in one step run none of them. The whole rule over the wire, wit
 tests/test_protocol_loop_guard.py."""
 from __future__ import annotations
 
-import pytest
-
-from tests.engine import Engine, plugin_tools
-
-
-@pytest.fixture
-def engine(tmp_path):
-    e = Engine(tmp_path, tools=plugin_tools())
-    yield e
-    e.close()
-
 
 def tool_rows(engine, chat) -> dict[str, dict]:
     return {m["tool_call_id"]: m for m in engine.messages(chat) if m["role"] == "tool"}

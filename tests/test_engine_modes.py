@@ -9,14 +9,6 @@ from backend.store import settings
 from backend.tools import sandbox
 from backend.turns import approvals
 from backend.turns.toolset import SHELL_NETWORK
-from tests.engine import Engine, plugin_tools
-
-
-@pytest.fixture
-def engine(tmp_path):
-    e = Engine(tmp_path, tools=plugin_tools())
-    yield e
-    e.close()
 
 
 @pytest.fixture

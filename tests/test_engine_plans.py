@@ -3,20 +3,10 @@ that are no plan, and update_plan offered while a plan runs. Executing a plan, o
 tests/test_protocol_plans.py."""
 from __future__ import annotations
 
-import pytest
-
 from backend.store import chats
-from tests.engine import Engine, plugin_tools
 
 STEPS = [{"text": "Read notes.txt", "status": "pending"},
          {"text": "Add a heading to notes.txt", "status": "pending"}]
-
-
-@pytest.fixture
-def engine(tmp_path):
-    e = Engine(tmp_path, tools=plugin_tools())
-    yield e
-    e.close()
 
 
 def offered(request) -> set[str]:

@@ -10,7 +10,6 @@ import pytest
 from backend.store import settings
 from backend.turns import questions
 from backend.turns.registry import CommandError
-from tests.engine import Engine, plugin_tools
 
 ITEMS = [
     {"key": "db", "prompt": "Which database?", "kind": "choice", "allow_other": True,
@@ -19,13 +18,6 @@ ITEMS = [
      "options": [{"value": "auth", "label": "Sign-in"}, {"value": "search", "label": "Search"}]},
     {"key": "notes", "prompt": "Anything else?", "kind": "text"},
 ]
-
-
-@pytest.fixture
-def engine(tmp_path):
-    e = Engine(tmp_path, tools=plugin_tools())
-    yield e
-    e.close()
 
 
 def start(engine, *after: str):

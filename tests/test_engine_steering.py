@@ -3,16 +3,7 @@ nothing running, and discarded before it lands. The same rules over the wire:
 tests/test_protocol_steering.py."""
 from __future__ import annotations
 
-import pytest
-
-from tests.engine import Engine, Gate, plugin_tools
-
-
-@pytest.fixture
-def engine(tmp_path):
-    e = Engine(tmp_path, tools=plugin_tools())
-    yield e
-    e.close()
+from tests.engine import Gate
 
 
 def test_steering_a_last_step_becomes_the_next_turn(engine):

@@ -16,13 +16,6 @@ from backend.turns.registry import CommandError
 from tests.engine import Engine, Gate, plugin_tools
 
 
-@pytest.fixture
-def engine(tmp_path):
-    e = Engine(tmp_path, tools=plugin_tools())
-    yield e
-    e.close()
-
-
 def test_stop_keeps_partial_text_as_cancelled(engine):
     chat = engine.chat()
     events = engine.events(chat)

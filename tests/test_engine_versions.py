@@ -6,14 +6,7 @@ from __future__ import annotations
 import pytest
 
 from backend.turns.registry import CommandError
-from tests.engine import Engine, Gate, plugin_tools
-
-
-@pytest.fixture
-def engine(tmp_path):
-    e = Engine(tmp_path, tools=plugin_tools())
-    yield e
-    e.close()
+from tests.engine import Gate
 
 
 def texts(items):

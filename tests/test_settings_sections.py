@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from backend.store import settings
-from backend.store.db import db, open_database
 from backend.store.models import Setting
 from tests.test_api_catalog import assert_invalid
 
@@ -52,14 +51,6 @@ def test_every_problem_of_every_section_is_listed_and_nothing_is_saved(api):
 
 
 # -- the store's side ---------------------------------------------------------------------------
-
-@pytest.fixture
-def store(tmp_path):
-    open_database(str(tmp_path / "numi.db"))
-    db.connect(reuse_if_open=True)
-    yield
-    db.close()
-
 
 def test_rows_are_read_and_written_in_one_place(store):
     assert settings.get("k") is None and settings.get("k", 5) == 5 and settings.get_object("k") == {}
