@@ -54,6 +54,10 @@ def create_app(config: Config) -> Flask:
     from backend import ws, ws_app, ws_frames  # noqa: F401  the sockets register on ws_frames.sock first
     from backend.api import register_all
     register_all(app)
+    from backend.turns import features
+    for feature in features.registered():  # each feature's own routes (registered by the Runtime above)
+        if feature.routes is not None:
+            feature.routes(app)
     ws_frames.init_app(app)
 
     @app.get("/api/health")

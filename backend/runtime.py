@@ -30,6 +30,7 @@ class Runtime:
     def __init__(self, config):
         from backend.app_events import AppEvents
         from backend.catalog.service import CatalogService
+        from backend.features import register_all
         from backend.keys import KeyStore
         from backend.store.files import FileStore
         from backend.turns.mcp_runtime import McpRuntime
@@ -38,6 +39,7 @@ class Runtime:
         from backend.turns.toolset import Toolsets
 
         self.config = config
+        register_all()  # the features plug into the engine before it builds anything (backend/features/)
         self.keys = KeyStore()
         self.catalog = CatalogService(config.data_dir)
         self.files = FileStore.for_data_dir(config.data_dir)  # attachments, content-addressed

@@ -2,7 +2,12 @@ import os
 
 import pytest
 
+from backend.features import register_all
 from tests.numi_client import ServerProcess
+
+# The features plug into the engine as the server's Runtime plugs them in, so the parts of the
+# engine tested alone (hubs, tool sets, event checks) know their events and tools.
+register_all()
 
 # Tests never touch the person's real keyring; the keyring tests opt in to a real one.
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from backend.core import agent
 from backend.core.tools import Tool, ToolRegistry
 from backend.core.types import ModelRequest, StepEnd, TextDelta, ToolCallDelta, ToolCallStart, ToolSpec, Usage
+from backend.features import register_all
 from backend.keys import KeyStore
 from backend.store import chats, history
 from backend.store.db import db, open_database
@@ -161,6 +162,7 @@ class Engine:
     def __init__(self, tmp_path: Path, tools: list[Tool] = (), supports_tools: bool = True):
         data_dir = tmp_path / "data"
         data_dir.mkdir(parents=True, exist_ok=True)
+        register_all()  # as the Runtime does: the features plug into the engine
         open_database(str(data_dir / "numi.db"))
         db.connect(reuse_if_open=True)  # the test's thread, as a request's would
         provider = Provider.create(kind="openai_compatible", name="Scripted", base_url="http://127.0.0.1:9/v1")

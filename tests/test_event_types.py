@@ -4,7 +4,7 @@ The contract's server → client table is copied verbatim into
 tests/fixtures/contract-events.md (the contract is not part of this repository);
 every type it names must be defined with at least its fields, always sent. The
 web UI's tests read the definitions from tests/fixtures/event-types.json, which
-must be what `python -m backend.turns.events --json` prints now.
+must be what `python -m backend.features.event_types --json` prints now.
 """
 from __future__ import annotations
 
@@ -72,11 +72,11 @@ def test_a_queue_item_has_the_contracts_keys():
 
 
 def test_the_exported_json_is_current():
-    out = subprocess.run([sys.executable, "-m", "backend.turns.events", "--json"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "backend.features.event_types", "--json"], capture_output=True,
                          text=True, check=True, cwd=Path(__file__).parent.parent).stdout
     assert out == events.export_json()
     assert EXPORT.read_text(encoding="utf-8") == out, ("tests/fixtures/event-types.json is stale: "
-                                                       "python -m backend.turns.events --json > "
+                                                       "python -m backend.features.event_types --json > "
                                                        "tests/fixtures/event-types.json")
 
 

@@ -2,10 +2,15 @@
 
 Each migration is frozen SQL, never derived from today's models, so a database
 made by any release upgrades the same way. Append; never edit a released one.
+A feature's own migrations are named instead (`register_named`, from
+backend/turns/features.py): each runs once after the numbered ones, and the
+`named_migration` table records which ran.
 """
 from __future__ import annotations
 
 import logging
+import time
+from typing import Callable
 
 log = logging.getLogger(__name__)
 
@@ -348,10 +353,18 @@ def _v17_chat_state(db):
         db.execute_sql("DELETE FROM setting WHERE substr(key, 1, ?) = ?", (len(prefix), prefix))
 
 
+def _v18_named_migrations(db):
+    """The record of the features' named migrations that ran (each runs once)."""
+    db.execute_sql("""CREATE TABLE named_migration (
+        name TEXT PRIMARY KEY,
+        applied_at REAL NOT NULL)""")
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
               _v7_workspaces, _v8_mcp_servers, _v9_import_staging, _v10_model_note,
               _v11_message_tree, _v12_import_sources, _v13_compactions,
-              _v14_modes_and_plans, _v15_model_found_window, _v16_drafts, _v17_chat_state]
+              _v14_modes_and_plans, _v15_model_found_window, _v16_drafts, _v17_chat_state,
+              _v18_named_migrations]
 
 
 def schema_version(db) -> int:
@@ -371,4 +384,28 @@ def migrate(db, target: int | None = None) -> int:
             MIGRATIONS[number - 1](db)
             db.execute_sql(f"PRAGMA user_version = {number}")
         log.info("database migrated to schema %d", number)
+    if target == len(MIGRATIONS):
+        run_named(db)
     return schema_version(db)
+
+
+_named: dict[str, Callable] = {}
+
+
+def register_named(name: str, fn: Callable) -> None:
+    """A feature's migration, `fn(db)`, run once under `name` by the next `migrate` or `run_named`."""
+    _named[name] = fn
+
+
+def run_named(db) -> None:
+    """Run each registered named migration the database has not run, each in its own transaction
+    (none before the numbered ones are all done)."""
+    if schema_version(db) != len(MIGRATIONS):
+        return
+    for name, fn in list(_named.items()):
+        with db.atomic():
+            if db.execute_sql("SELECT 1 FROM named_migration WHERE name = ?", (name,)).fetchone():
+                continue
+            fn(db)
+            db.execute_sql("INSERT INTO named_migration (name, applied_at) VALUES (?, ?)", (name, time.time()))
+        log.info("database migration %s applied", name)

@@ -16,7 +16,7 @@ from backend.store.chats import ChatRow, ModelRow, ProviderRow
 from backend.store.compactions import Checkpoint
 from backend.store.files import FileStore
 from backend.store.serialize import attachment_ids, files_by_id
-from backend.turns import modes, plans
+from backend.turns import features, modes, plans
 from backend.turns.attachments import AttachmentError, Budget, message_parts
 
 CONTINUE_PROMPT = ("Your previous reply was cut off. Continue it exactly where it stopped, "
@@ -118,8 +118,10 @@ def _with_attachments(rows: list[HistoryRow], model: ModelRow, store: FileStore 
             assert budget is not None  # made whenever any row has files
             message, extra = _attach(message, attached, model, store, budget, current=row.id == newest_user)
         executed = plans.quoted(row.content_parts) if row.role == "user" else None
-        if executed is not None:
-            quote = plans.quote(executed)
+        quote = plans.quote(executed) if executed is not None else None
+        if quote is None and row.role == "user":
+            quote = features.quote_of(row.content_parts)  # a feature's message before this one
+        if quote is not None:
             out.append((quote, 0))
             if quotes is not None:
                 quotes.add(id(quote))
@@ -243,7 +245,10 @@ def plan_request(chat: ChatRow, model: ModelRow, keys, tools=(), continuing: boo
     limits = limits_of(model, params)
     summary = summary_text(checkpoint) if checkpoint else ""
     # What the chat's mode tells the model (plan mode, a plan being executed).
-    note = modes.system_note(chat.mode, [t.name for t in tools], plans.executing(chat.id) is not None)
+    names = [t.name for t in tools]
+    note = modes.system_note(chat.mode, names, plans.executing(chat.id) is not None or features.plan_open(chat.id))
+    # The features' parts (backend/turns/features.py), in the order they registered.
+    note = "\n\n".join(p for p in (note, *features.system_parts(chat, names)) if p)
     fixed = (tokens.system_tokens("\n\n".join(p for p in (chat.system_prompt or "", note, summary) if p))
              + tokens.tools_tokens(tools) + tokens.REPLY_PRIMING)
     budget = min(limits.input, max_tokens or limits.input) - fixed - NOTICE_ROOM

@@ -4,8 +4,9 @@ Every event of `/ws/<chat_id>` (CONTRACT §4, §5 and docs/PROTOCOL.md) and of
 `/ws/_app` is defined here once. `ChatHub.publish` refuses a type or field not
 defined here, the events built for one socket go through `make`, the tests hold
 the table to the contract's (tests/fixtures/contract-events.md), and the web
-UI's tests read it as JSON (`python -m backend.turns.events --json`, checked in
-as tests/fixtures/event-types.json).
+UI's tests read it as JSON (`python -m backend.features.event_types --json`, checked
+in as tests/fixtures/event-types.json). A feature's events join the table when it
+registers (`add`, from backend/turns/features.py).
 
 A field's type is a Python type (`str`, `int`, `float`, `bool`, `list`, `dict`),
 `None` for JSON null, a union such as `int | None`, `list[X]`, or a TypedDict
@@ -13,7 +14,6 @@ for an object of known keys. JSON draws no line between 1 and 1.0, so an int
 passes as a float; a bool never passes as an int.
 """
 import json
-import sys
 import types
 import typing
 from dataclasses import dataclass, field
@@ -198,6 +198,20 @@ APP_EVENTS = _table(
 )
 
 
+def add(*defs: Event) -> None:
+    """Define a feature's chat events (backend/turns/features.py); a name defined already is refused."""
+    taken = [d.name for d in defs if d.name in CHAT_EVENTS]
+    if taken:
+        raise ValueError(f"chat event {', '.join(taken)} is defined already")
+    CHAT_EVENTS.update(_table(*defs))
+
+
+def remove(*names: str) -> None:
+    """Drop a feature's events (it is registered again)."""
+    for name in names:
+        CHAT_EVENTS.pop(name, None)
+
+
 # --- checking ------------------------------------------------------------------------------
 
 def refusal(type_: str, keys, table: Mapping[str, Event] = CHAT_EVENTS) -> str | None:
@@ -296,7 +310,7 @@ def export() -> dict:
                 "optional": {k: describe(t) for k, t in e.optional.items()},
                 "values": {k: list(v) for k, v in e.values.items()}}
 
-    return {"generated_by": "python -m backend.turns.events --json (from backend/turns/events.py)",
+    return {"generated_by": "python -m backend.features.event_types --json (from backend/turns/events.py and the features)",
             "chat": {name: one(e) for name, e in CHAT_EVENTS.items()},
             "app": {name: one(e) for name, e in APP_EVENTS.items()}}
 
@@ -312,8 +326,3 @@ def export_json() -> str:
     return ('{\n  "generated_by": ' + json.dumps(data["generated_by"]) + ",\n"
             + ",\n".join(table(name) for name in ("chat", "app")) + "\n}\n")
 
-
-if __name__ == "__main__":
-    if sys.argv[1:] != ["--json"]:
-        sys.exit("usage: python -m backend.turns.events --json  (the event definitions as JSON, to stdout)")
-    sys.stdout.write(export_json())

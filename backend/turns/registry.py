@@ -22,7 +22,7 @@ from backend.store import chats, drafts, history
 from backend.store.compactions import Checkpoint
 from backend.store.db import db
 from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
-from backend.turns import compaction, next_request, plans, vision_check
+from backend.turns import compaction, features, next_request, plans, vision_check
 from backend.turns.hub import ChatHub
 from backend.turns.questions import BadAnswer, NotPending
 from backend.turns.queue_rules import ChatQueue, Queue, Refuse, Start
@@ -167,7 +167,9 @@ class TurnRegistry:
         """The chat's unanswered questions (as `question` events' fields); lock-free like is_running."""
         state = self._chats.get(chat_id)
         turn = state.turn if state is not None else None
-        return turn.questions.pending() if turn is not None else []
+        if turn is None:
+            return []
+        return [*turn.questions.pending(), *(w for part in turn.parts.values() for w in part.waiting())]
 
     def is_asking(self, chat_id: str) -> bool:
         return bool(self.pending_questions(chat_id))
@@ -395,6 +397,8 @@ class TurnRegistry:
         turn = self._state(chat_id).turn
         if turn is not None:
             turn.questions.resend()
+            for part in turn.parts.values():
+                part.resend()
 
     def execute_plan(self, chat_id: str, plan_id: str, request_id: str | None = None) -> None:
         """Carry out a plan (CONTRACT §7): the chat switches to edit and a turn runs from a user
@@ -415,6 +419,36 @@ class TurnRegistry:
             state.hub.publish("accepted", None, request_id=request_id, message_id=row.id, queued=False,
                               attachments=[], executes_plan=plans.executed_plan(row.content_parts))
             self._start(state, chat_id, row.id)  # tells the chat list: running, and in edit mode now
+
+    def turn_command(self, chat_id: str, name: str, gone: CommandError, **args) -> None:
+        """A command for the running turn that a feature's share of it carries out (a question's
+        answer); `gone` when no running turn takes it."""
+        turn = self._state(chat_id).turn
+        part = next((p for p in turn.parts.values() if name in p.commands), None) if turn is not None else None
+        if part is None:
+            raise gone
+        try:
+            part.command(name, **args)
+        except features.Refused as exc:
+            raise CommandError(exc.code, exc.message) from None
+
+    def feature_turn(self, chat_id: str, name: str, request_id: str | None = None, **args) -> None:
+        """A feature's command that adds a user message and starts its turn (a plan's execution).
+
+        The feature's `commands[name](chat_id, request_id, check_idle, **args)` checks what it
+        needs (calling `check_idle()` where the chat must be free), saves the message and returns
+        it with the fields it adds to `accepted`; it raises features.Refused when it cannot."""
+        state = self._state(chat_id)
+        with self._lock:
+            if request_id and history.by_request(chat_id, request_id) is not None:
+                return  # the same press again: it is being carried out already
+            try:
+                row, extra = features.command(name)(chat_id, request_id, lambda: self._check_idle(state), **args)
+            except features.Refused as exc:
+                raise CommandError(exc.code, exc.message) from None
+            state.hub.publish("accepted", None, request_id=row.request_id, message_id=row.id, queued=False,
+                              attachments=[], **extra)
+            self._start(state, chat_id, row.id)  # tells the chat list: running
 
     def queue_discard(self, chat_id: str, message_id: int) -> None:
         state = self._state(chat_id)

@@ -33,7 +33,17 @@ from backend.core.status import (
 from backend.core.tools import ToolRegistry
 from backend.store import chats, history
 from backend.store.db import db
-from backend.turns import approvals, compaction, fetch_setting, metrics, next_request, plans, questions, research
+from backend.turns import (
+    approvals,
+    compaction,
+    features,
+    fetch_setting,
+    metrics,
+    next_request,
+    plans,
+    questions,
+    research,
+)
 from backend.turns.approval_waits import Approvals
 from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
 from backend.turns.hub import ChatHub
@@ -103,6 +113,10 @@ class Turn:
         self.fetches = fetch_setting.TurnFetches(chat_id)  # what web_fetch may read on the person's network
         # What private content the conversation has read: a call that sends text out then asks.
         self.reads = TurnReads(lambda: branch_reads(history.tool_rows(chat_id), self.tools.get))
+        # Each feature's share of the turn (backend/turns/features.py), by feature name.
+        self.parts = features.bind_turn(features.TurnHandle(
+            chat_id, self.id, self.publish, self.cancel, lambda: services.chat_changed(chat_id),
+            lambda: self.last_message_id))
 
     def publish(self, type_: str, **fields) -> dict:
         return self.hub.publish(type_, self.id, **fields)
@@ -139,6 +153,8 @@ class Turn:
             self.tools.add(self.questions.tool())  # the same spec, answered by this turn's questions
         plans.bind(self.tools, self._record_plan)
         self.fetches.bind(self.tools)
+        for part in self.parts.values():
+            part.bind_tools(self.tools)
         if self.continue_message_id is not None:
             # The reply's text already cites its sources: their numbers go on from there.
             saved = history.by_ids([self.continue_message_id])[self.continue_message_id].citation_sources
@@ -150,6 +166,10 @@ class Turn:
                                     files=self.services.files, plan=plan, continuing=continuing,
                                     cancel=self.cancel, publish=self.publish,
                                     stream_fn=self.services.open_stream)
+        for feature in features.registered():
+            if feature.before_request is not None:
+                plan = feature.before_request(features.BeforeRequest(
+                    chat, model, plan, self.tools, self.services, continuing, self.cancel, self.publish)) or plan
         if self.cancel.is_set():
             return agent.Outcome(CANCELLED, "cancelled", "Stopped before the model was asked.")
         request, self.context_key = plan.request, plan.key
@@ -170,6 +190,9 @@ class Turn:
                                     approve=self._approve, allowed=fetch_setting.allowed(self.chat_id),
                                     stream_fn=self.services.open_stream)
             return job.run(request, lambda req, cancel: self._loop(req, model, cancel, ToolRegistry()).run())
+        for feature in features.registered():
+            if feature.runs_turn is not None and (outcome := feature.runs_turn(self, request, model)) is not None:
+                return outcome
         return self._loop(request, model, self.cancel, self.tools).run()
 
     def _loop(self, request, model, cancel, tools) -> agent.AgentLoop:
@@ -271,6 +294,8 @@ class Turn:
             self._save_assistant(ev)
         elif isinstance(ev, agent.ToolStarted):
             self.questions.starting(ev.call)
+            for part in self.parts.values():
+                part.tool_starting(ev.call)
             # Worked out again here, not taken from the approval: the file may have changed
             # while the card waited, and the person may have edited the arguments.
             diff = self._diff_of(ev.call)
@@ -293,7 +318,7 @@ class Turn:
             result = ev.outcome.result
             # A question Numi's closing cut short leaves its turn interrupted (CONTRACT §7).
             call_id = ev.call.id  # its result's tool_call_id
-            status = INTERRUPTED if self.questions.cut_by_closing(call_id) else COMPLETE
+            status = INTERRUPTED if self._cut_short(call_id) else COMPLETE
             diff = self._diffs.pop(call_id, None)
             with db.atomic():
                 row = history.append_to_branch(self.chat_id, role="tool", content=result.content,
@@ -311,8 +336,12 @@ class Turn:
         row_id, waiting = self._awaiting_results
         waiting.discard(call_id)
         if not waiting:
-            history.save(row_id, status=INTERRUPTED if self.questions.cut_by_closing() else COMPLETE)
+            history.save(row_id, status=INTERRUPTED if self._cut_short() else COMPLETE)
             self._awaiting_results = None
+
+    def _cut_short(self, call_id: str | None = None) -> bool:
+        """Whether Numi's closing cut the call (None: any call of the turn) short, e.g. a question."""
+        return self.questions.cut_by_closing(call_id) or any(p.cut_short(call_id) for p in self.parts.values())
 
     def _insert_assistant(self, status: MessageStatus) -> history.Row:
         if self.reply_id is not None:  # the version regenerate made for this reply

@@ -24,7 +24,7 @@ from backend.tools.file_index import FileIndex
 from backend.tools.shell import shell_tool
 from backend.tools.web_search import web_search_tool
 from backend.tools.workspace import Workspace, workspace_tools
-from backend.turns import modes, search_setting
+from backend.turns import features, modes, search_setting
 from backend.turns.plans import update_plan_tool
 from backend.turns.questions import ask_user_tool
 
@@ -52,7 +52,7 @@ class Toolsets:
     def catalog(self) -> list[Tool]:
         """Every tool a chat could get, one per name (a built-in one wins over a plugin, as in a turn)."""
         mcp = self.mcp.known_tools() if self.mcp is not None else []  # those listed so far
-        by_name = {t.name: t for t in [*self.plugins.all(), *self._catalog, *mcp]}
+        by_name = {t.name: t for t in [*self.plugins.all(), *self._catalog, *features.catalog_tools(), *mcp]}
         return list(by_name.values())
 
     def for_chat(self, workspace: str | None, model_calls_tools: bool, mode: str = modes.DEFAULT,
@@ -60,6 +60,9 @@ class Toolsets:
         """`plan_open`: the chat is carrying out a plan (update_plan stays offered)."""
         tools = ToolRegistry(self.plugins.all())
         if model_calls_tools:
+            # The features' tools, each offered as its feature says (backend/turns/features.py).
+            for tool in features.offered_tools(features.Offer(True, workspace, mode, plan_open, self.keys)):
+                tools.add(tool)
             tools.add(ask_user_tool())
             tools.add(self.fetch)
             searching = search_setting.backend(self.keys) if self.keys is not None else None

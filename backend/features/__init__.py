@@ -1,0 +1,20 @@
+"""The features: each a package plugged into the turn engine's points (backend/turns/features.py).
+
+`ALL` names each feature's declaration, one line a feature, in the order they register
+(their tools, system text and settings come in this order). A new feature is a package
+here plus its line.
+"""
+from __future__ import annotations
+
+from backend.turns import features
+
+ALL: list[str] = [
+]
+
+
+def register_all() -> None:
+    """Register every feature of `ALL` (again: each replaces itself)."""
+    import importlib
+
+    for module in ALL:
+        features.register(importlib.import_module(module).FEATURE)

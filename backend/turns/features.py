@@ -1,0 +1,186 @@
+"""The turn engine's extension points: what a feature plugs in without editing the engine.
+
+A feature (backend/features/<name>/) declares one `Feature` and is registered at start-up
+(`backend.features.register_all`). Every hook is optional. The engine iterates the
+registered features where it builds a chat's tool set (`tools`), a request's system text
+(`system_text`), a stored message's place in a request (`quote`), a turn (`bind`,
+`before_request`, `runs_turn`), and the app (`settings`, `events`, `migrations`; the
+routes through `backend/app.py`). A feature imports this module; the engine never imports
+a feature (import-linter's `engine-below-features` contract). docs/FEATURES.md says more.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from backend.core.cancel import CancelToken
+from backend.core.tools import Tool, ToolRegistry
+from backend.core.types import Message, ToolCall
+from backend.store import migrations
+from backend.store import settings as settings_store
+from backend.store.db import db, short_connection
+from backend.turns import events
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What decides the tools a feature offers one chat's turn."""
+    model_calls_tools: bool  # the model can call tools (its `supports.tools`)
+    workspace: str | None  # the chat's workspace folder, checked to exist
+    mode: str  # the chat's mode (backend/turns/modes.py then holds back what the mode does not allow)
+    plan_open: bool  # the chat is carrying out a plan
+    keys: Any  # the key store (None where a test runs without one)
+
+
+class Refused(Exception):
+    """A feature's command cannot be carried out: `code` and a sentence for the person."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+@dataclass(frozen=True)
+class TurnHandle:
+    """What a running turn hands each feature: its chat, its events, its stop, its newest message."""
+    chat_id: str
+    turn_id: str
+    publish: Callable[..., dict]  # publish(type, **fields) on the chat's hub, as this turn
+    cancel: CancelToken
+    changed: Callable[[], None]  # the chat list's row of this chat changed (waiting, or no longer)
+    message_id: Callable[[], int | None]  # the turn's newest assistant message (saved before its tools run)
+
+
+class TurnPart:
+    """A feature's share of one turn (what `Feature.bind` returns); every method is optional."""
+
+    commands: frozenset[str] = frozenset()  # the commands for a running turn it carries out (`command`)
+
+    def bind_tools(self, tools: ToolRegistry) -> None:
+        """The turn's tool set is known: replace the feature's tools there by this turn's own."""
+
+    def tool_starting(self, call: ToolCall) -> None:
+        """A call of the turn is about to run."""
+
+    def cut_short(self, call_id: str | None = None) -> bool:
+        """Whether the call (None: any call of this turn) ended because Numi was closing."""
+        return False
+
+    def waiting(self) -> list[dict]:
+        """What of the turn waits for the person (the feature's events' fields); lock-free."""
+        return []
+
+    def resend(self) -> None:
+        """A window resumed: publish again what waits for the person, as new events."""
+
+    def command(self, name: str, **args) -> None:
+        """Carry out one of `commands` for this turn (`Refused` when it cannot be)."""
+
+
+@dataclass(frozen=True)
+class BeforeRequest:
+    """What `before_request` gets: the turn's request plan, and what it may use to change it."""
+    chat: Any  # the chat's row (store/chats.ChatRow)
+    model: Any  # its model's row
+    plan: Any  # context.Plan, the request as it stands
+    tools: ToolRegistry
+    services: Any  # TurnServices
+    continuing: bool
+    cancel: CancelToken
+    publish: Callable[..., dict]
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One feature's hooks. `name` is its key: registering a name again replaces the feature."""
+    name: str
+    # The tools it offers a chat's turn, by what the `Offer` says (each turn rebinds its own, `bind`).
+    tools: Callable[[Offer], list[Tool]] | None = None
+    # Its tools as settings screens list them (descriptions only, never run).
+    catalog: Callable[[], list[Tool]] | None = None
+    # A part of the request's system text (None or "": nothing), by the chat and the tools offered.
+    system_text: Callable[[Any, list[str]], str | None] | None = None
+    # A message the request carries before a stored row (a row's `content_parts`), or None.
+    quote: Callable[[Any], Message | None] | None = None
+    # Whether the chat is carrying out a plan: modes.py then keeps `update_plan` offered.
+    plan_open: Callable[[str], bool] | None = None
+    events: tuple[events.Event, ...] = ()  # the chat events it publishes
+    settings: tuple[settings_store.Section, ...] = ()  # its sections of GET/PATCH /api/settings
+    routes: Callable[[Any], None] | None = None  # routes(app): its HTTP routes (called by backend/app.py)
+    migrations: tuple[tuple[str, Callable[[Any], None]], ...] = ()  # (name, fn(db)): each run once
+    bind: Callable[[TurnHandle], TurnPart] | None = None  # its share of each turn
+    # Before a turn's first request: the plan it sends instead (compaction makes room), or None.
+    before_request: Callable[[BeforeRequest], Any] | None = None
+    # runs_turn(turn, request, model): the turn's outcome when the feature runs the turn itself, else None.
+    runs_turn: Callable[[Any, Any, Any], Any] | None = None
+    commands: Mapping[str, Callable[..., Any]] = field(default_factory=dict)  # chat commands it carries out
+
+
+_lock = threading.Lock()
+_features: dict[str, Feature] = {}
+
+
+def register(feature: Feature) -> Feature:
+    """Plug a feature in: its events, settings sections and migrations join the app's."""
+    with _lock:
+        old = _features.get(feature.name)
+        if old is not None:
+            events.remove(*(e.name for e in old.events))
+        events.add(*feature.events)
+        _features[feature.name] = feature
+    for section in feature.settings:
+        settings_store.register(section)
+    for name, fn in feature.migrations:
+        migrations.register_named(f"{feature.name}.{name}", fn)
+    if feature.migrations and db.database is not None:
+        with short_connection():  # a database opened before the feature registered
+            migrations.run_named(db)
+    return feature
+
+
+def registered() -> list[Feature]:
+    """Every registered feature, in the order they were first registered."""
+    return list(_features.values())
+
+
+def find(name: str) -> Feature | None:
+    return _features.get(name)
+
+
+def command(name: str) -> Callable[..., Any]:
+    """The command `name` of whichever feature carries it out; LookupError when none does."""
+    for feature in registered():
+        if name in feature.commands:
+            return feature.commands[name]
+    raise LookupError(f"no feature carries out {name!r}")
+
+
+def offered_tools(offer: Offer) -> list[Tool]:
+    return [t for f in registered() if f.tools is not None for t in f.tools(offer)]
+
+
+def catalog_tools() -> list[Tool]:
+    return [t for f in registered() if f.catalog is not None for t in f.catalog()]
+
+
+def system_parts(chat, tool_names: list[str]) -> list[str]:
+    """The features' parts of a request's system text, in registration order."""
+    parts = (f.system_text(chat, tool_names) for f in registered() if f.system_text is not None)
+    return [p for p in parts if p]
+
+
+def quote_of(content_parts) -> Message | None:
+    for feature in registered():
+        if feature.quote is not None and (found := feature.quote(content_parts)) is not None:
+            return found
+    return None
+
+
+def plan_open(chat_id: str) -> bool:
+    return any(f.plan_open(chat_id) for f in registered() if f.plan_open is not None)
+
+
+def bind_turn(handle: TurnHandle) -> dict[str, TurnPart]:
+    """Each feature's share of a new turn, by feature name."""
+    return {f.name: f.bind(handle) for f in registered() if f.bind is not None}
