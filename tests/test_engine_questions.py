@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from backend.features import questions
 from backend.store import settings
-from backend.turns import questions
 from backend.turns.registry import CommandError
 
 ITEMS = [

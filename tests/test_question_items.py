@@ -1,4 +1,4 @@
-"""`ask_user`'s arguments and a person's answers held to their limits (backend/turns/question_items.py):
+"""`ask_user`'s arguments and a person's answers held to their limits (backend/features/questions/items.py):
 each refusal is a sentence naming what to change; the protocol tests run the same through a turn."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from backend.core.cancel import CancelToken
 from backend.core.tools import execute
 from backend.core.types import ToolCall
-from backend.turns import question_items as qi
-from backend.turns.questions import ask_user_tool
+from backend.features.questions import ask_user_tool
+from backend.features.questions import items as qi
 
 
 def item(**fields) -> dict:

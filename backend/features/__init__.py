@@ -9,6 +9,7 @@ from __future__ import annotations
 from backend.turns import features
 
 ALL: list[str] = [
+    "backend.features.questions",
 ]
 
 

@@ -1,6 +1,6 @@
 """A turn's tool calls waiting for the person's approval (CONTRACT §7 `approve`).
 
-A call waits on the turn's thread, as a question does (backend/turns/questions.py):
+A call waits on the turn's thread, as a question does (backend/features/questions/waiting.py):
 its card is published, and the wait ends with the person's decision, or with none
 when the turn is stopped. Sockets answer through the registry. Whether a call asks
 at all is backend/turns/approvals.py's to say.

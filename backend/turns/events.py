@@ -34,19 +34,6 @@ class ToolCall(TypedDict):
     arguments: str
 
 
-class QuestionOption(TypedDict):
-    value: str
-    label: str
-
-
-class QuestionItem(TypedDict):
-    key: str
-    prompt: str
-    kind: str  # choice | multi | text
-    options: list[QuestionOption]
-    allow_other: bool
-
-
 class PlanStep(TypedDict):
     text: str
     status: str  # pending | active | done
@@ -169,9 +156,6 @@ CHAT_EVENTS = _table(
     Event("compacted", {"boundary_message_id": int, "tokens_before": int, "tokens_after": int}, turn_id=TURN),
     Event("context_trimmed", {"messages_omitted": int, "tokens_before": int, "tokens_after": int},
           {"notice": str}, turn_id=TURN),
-    # CONTRACT §7: the model asks the person (ask_user); `timeout_s`: the seconds left, when they set a limit.
-    Event("question", {"question_id": str, "call_id": str, "items": list[QuestionItem]}, {"timeout_s": int},
-          turn_id=TURN),
     # CONTRACT §7: update_plan made or changed a plan; `message_id` is the message that carries it.
     Event("plan", {"plan_id": str, "steps": list[PlanStep]}, {"message_id": int}, turn_id=TURN),
     # docs/PROTOCOL.md "Live tool progress": a running call's time so far, last output, MCP progress.

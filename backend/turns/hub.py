@@ -27,8 +27,6 @@ LOG_CAPACITY = 16384
 # reply would then stand in for them).
 BEHIND = LOG_CAPACITY // 8
 FINISHED_TURN_TTL = 180.0  # seconds a finished turn stays replayable
-# What a hub numbers and logs: every chat event but those without an event_id (pong).
-PUBLISHED = {name: spec for name, spec in CHAT_EVENTS.items() if spec.common}
 
 
 RESEARCH_FIELDS = CHAT_EVENTS["research_progress"].keys
@@ -128,13 +126,15 @@ class ChatHub:
 
     def publish(self, type_: str, turn_id: str | None = None, **fields) -> dict:
         """Number the event and log it for every reader; ValueError for a type or field not in events.py."""
-        spec = PUBLISHED.get(type_)
+        # Read at each publish: the features' events join the table when they register.
+        spec = CHAT_EVENTS.get(type_)
         # Runs per delta: one set comparison when the event has just its required fields
         # (every delta), two when it has optional ones; the details only when it fails.
-        if spec is None or (fields.keys() != spec.required_keys
-                            and not spec.required_keys <= fields.keys() <= spec.keys):
-            raise ValueError(refusal(type_, fields) if spec or type_ not in CHAT_EVENTS
-                             else f"{type_} is answered to one socket, never published")
+        # A hub numbers and logs every chat event but those without an event_id (pong).
+        if spec is None or not spec.common or (fields.keys() != spec.required_keys
+                                               and not spec.required_keys <= fields.keys() <= spec.keys):
+            raise ValueError(f"{type_} is answered to one socket, never published"
+                             if spec is not None and not spec.common else refusal(type_, fields))
         with self._lock:
             self._last_id += 1
             event = {"type": type_, "event_id": self._last_id, "turn_id": turn_id, "epoch": self.epoch, **fields}

@@ -24,7 +24,6 @@ from backend.store.db import db
 from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
 from backend.turns import compaction, features, next_request, plans, vision_check
 from backend.turns.hub import ChatHub
-from backend.turns.questions import BadAnswer, NotPending
 from backend.turns.queue_rules import ChatQueue, Queue, Refuse, Start
 from backend.turns.runner import Turn
 from backend.turns.services import TurnServices
@@ -169,7 +168,7 @@ class TurnRegistry:
         turn = state.turn if state is not None else None
         if turn is None:
             return []
-        return [*turn.questions.pending(), *(w for part in turn.parts.values() for w in part.waiting())]
+        return [w for part in turn.parts.values() for w in part.waiting()]
 
     def is_asking(self, chat_id: str) -> bool:
         return bool(self.pending_questions(chat_id))
@@ -380,23 +379,15 @@ class TurnRegistry:
                                             "or its turn ended).")
 
     def answer(self, chat_id: str, question_id: str, answers: dict | None, dismissed: bool) -> None:
-        """Answer or dismiss a question of the running turn (CONTRACT §7 `answer`)."""
-        turn = self._state(chat_id).turn
-        try:
-            if turn is None:
-                raise NotPending(question_id)
-            turn.questions.answer(question_id, answers, dismissed)
-        except NotPending:
-            raise CommandError("not_pending", "That question is no longer waiting for an answer (it was "
-                                              "answered or dismissed, or its reply ended).") from None
-        except BadAnswer as exc:
-            raise CommandError("bad_request", f"{exc} The question still waits for your answer.") from None
+        """Answer or dismiss a question of the running turn (CONTRACT §7 `answer`; backend/features/questions/)."""
+        gone = CommandError("not_pending", "That question is no longer waiting for an answer (it was "
+                                           "answered or dismissed, or its reply ended).")
+        self.turn_command(chat_id, "answer", gone, question_id=question_id, answers=answers, dismissed=dismissed)
 
     def resend_questions(self, chat_id: str) -> None:
         """Publish the chat's waiting questions again, as new events (a window resumed)."""
         turn = self._state(chat_id).turn
         if turn is not None:
-            turn.questions.resend()
             for part in turn.parts.values():
                 part.resend()
 

@@ -41,7 +41,6 @@ from backend.turns import (
     metrics,
     next_request,
     plans,
-    questions,
     research,
 )
 from backend.turns.approval_waits import Approvals
@@ -105,7 +104,6 @@ class Turn:
         self.final_message_id: int | None = None
         self.last_message_id: int | None = None
         self.approvals = Approvals(self.publish, lambda: services.chat_changed(chat_id))
-        self.questions = questions.Questions(self.publish, lambda: services.chat_changed(chat_id))
         self.progress = Progress(self.publish)
         self.sources = TurnSources(self.publish)
         self.saved_sources = SavedSources(self.sources)
@@ -149,8 +147,6 @@ class Turn:
         assert chat is not None  # a chat is purged only once its turn has stopped (stop_chat)
         continuing = self.continue_message_id is not None
         model, self.tools, plan = next_request.prepare(self.services, chat, self.asked_model_id, continuing)
-        if self.tools.get(questions.NAME) is not None:
-            self.tools.add(self.questions.tool())  # the same spec, answered by this turn's questions
         plans.bind(self.tools, self._record_plan)
         self.fetches.bind(self.tools)
         for part in self.parts.values():
@@ -293,7 +289,6 @@ class Turn:
         elif isinstance(ev, agent.AssistantDone):
             self._save_assistant(ev)
         elif isinstance(ev, agent.ToolStarted):
-            self.questions.starting(ev.call)
             for part in self.parts.values():
                 part.tool_starting(ev.call)
             # Worked out again here, not taken from the approval: the file may have changed
@@ -341,7 +336,7 @@ class Turn:
 
     def _cut_short(self, call_id: str | None = None) -> bool:
         """Whether Numi's closing cut the call (None: any call of the turn) short, e.g. a question."""
-        return self.questions.cut_by_closing(call_id) or any(p.cut_short(call_id) for p in self.parts.values())
+        return any(p.cut_short(call_id) for p in self.parts.values())
 
     def _insert_assistant(self, status: MessageStatus) -> history.Row:
         if self.reply_id is not None:  # the version regenerate made for this reply

@@ -1,8 +1,8 @@
 """The tools one chat's turn may call: the built-in ones its settings allow, plus plugins.
 
 Built-in tools go only to a model that can call tools (its `supports.tools`): a server
-that cannot would refuse the whole request. `ask_user` (a question to the person; each
-turn binds it to its own questions) and web fetch are always offered to such a
+that cannot would refuse the whole request. The features' tools come first, each as its
+feature offers it (backend/features/: `ask_user`, a question to the person). Web fetch is always offered to such a
 model (each fetch asks by default), and `web_search` when a search backend is set
 and usable (Settings → Web search; a key-based one only with its key); the workspace tools and the shell only when the
 chat has a workspace folder, and they see nothing outside it nor Numi's data dir
@@ -26,7 +26,6 @@ from backend.tools.web_search import web_search_tool
 from backend.tools.workspace import Workspace, workspace_tools
 from backend.turns import features, modes, search_setting
 from backend.turns.plans import update_plan_tool
-from backend.turns.questions import ask_user_tool
 
 SHELL_NETWORK = "shell_network"  # the setting: whether sandboxed commands may use the network (default off)
 
@@ -63,7 +62,6 @@ class Toolsets:
             # The features' tools, each offered as its feature says (backend/turns/features.py).
             for tool in features.offered_tools(features.Offer(True, workspace, mode, plan_open, self.keys)):
                 tools.add(tool)
-            tools.add(ask_user_tool())
             tools.add(self.fetch)
             searching = search_setting.backend(self.keys) if self.keys is not None else None
             if searching is not None:

@@ -14,11 +14,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from backend.core.tools import Tool
+from backend.core.tools import Tool, ToolRegistry
 from backend.core.types import ToolCall, ToolSpec
+from backend.features.questions import items as qi
+from backend.features.questions.items import NAME, BadAnswer
 from backend.store import settings
-from backend.turns import question_items as qi
-from backend.turns.question_items import NAME, BadAnswer  # noqa: F401 (re-exported)
+from backend.turns.features import Refused, TurnPart
 
 SETTING = "questions"
 DEFAULTS = {"timeout_s": None}  # null: a question waits until answered, dismissed or stopped
@@ -54,9 +55,11 @@ class _Waiting:
     reply: tuple | None = None  # ("answered", answers) | ("dismissed", None)
 
 
-class Questions:
+class Questions(TurnPart):
     """One turn's questions. `publish(type, **fields)` is the turn's; `changed()` tells the
     chat list (and the tray) that the chat waits, or no longer does."""
+
+    commands = frozenset({"answer"})
 
     def __init__(self, publish: Callable[..., dict], changed: Callable[[], None]):
         self.publish, self.changed = publish, changed
@@ -68,12 +71,16 @@ class Questions:
     def tool(self) -> Tool:
         return ask_user_tool(self._ask)
 
-    def starting(self, call: ToolCall) -> None:
+    def bind_tools(self, tools: ToolRegistry) -> None:
+        if tools.get(NAME) is not None:
+            tools.add(self.tool())  # the same spec, answered by this turn's questions
+
+    def tool_starting(self, call: ToolCall) -> None:
         """The call about to run (calls of this tool run one at a time, each right after this)."""
         if call.name == NAME:
             self._call = call
 
-    def cut_by_closing(self, call_id: str | None = None) -> bool:
+    def cut_short(self, call_id: str | None = None) -> bool:
         """Whether the call's question (None: any of this turn's) ended because Numi was closing:
         its result, and the message that asked, are then `interrupted`."""
         return bool(self._closed_calls) if call_id is None else call_id in self._closed_calls
@@ -122,7 +129,7 @@ class Questions:
 
     # --- the sockets' side --------------------------------------------------------------------
 
-    def pending(self) -> list[dict]:
+    def waiting(self) -> list[dict]:
         """The waiting questions as `question` events' fields (the time left where there is a limit)."""
         with self._lock:
             return [self._event(w) for w in self._waiting.values() if w.reply is None]
@@ -135,6 +142,17 @@ class Questions:
             for waiting in self._waiting.values():
                 if waiting.reply is None:
                     self.publish("question", **self._event(waiting))
+
+    def command(self, name: str, **args) -> None:
+        """`answer` (CONTRACT §7): the person answered or dismissed a question; Refused when it
+        no longer waits, or the answers do not fit it."""
+        try:
+            self.answer(args["question_id"], args.get("answers"), bool(args.get("dismissed")))
+        except NotPending:
+            raise Refused("not_pending", "That question is no longer waiting for an answer (it was "
+                                         "answered or dismissed, or its reply ended).") from None
+        except BadAnswer as exc:
+            raise Refused("bad_request", f"{exc} The question still waits for your answer.") from None
 
     def answer(self, question_id: str, answers: dict | None = None, dismissed: bool = False) -> None:
         """Answer or dismiss a waiting question; NotPending, or BadAnswer (it then still waits)."""

@@ -8,8 +8,24 @@ since a lone surrogate would fail the socket's UTF-8.
 from __future__ import annotations
 
 import json
+from typing import TypedDict
 
 from backend.core.text import well_formed
+
+
+class QuestionOption(TypedDict):
+    value: str
+    label: str
+
+
+class QuestionItem(TypedDict):
+    """One question of a `question` event."""
+    key: str
+    prompt: str
+    kind: str  # choice | multi | text
+    options: list[QuestionOption]
+    allow_other: bool
+
 
 NAME = "ask_user"
 KINDS = ("choice", "multi", "text")
