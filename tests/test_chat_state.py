@@ -7,11 +7,12 @@ import json
 import peewee
 import pytest
 
+from backend.features import plans
 from backend.store import chat_state, housekeeping, settings
 from backend.store.db import db, open_database
 from backend.store.migrations import migrate
 from backend.store.models import Chat, ChatState, Setting
-from backend.turns import approvals, plans
+from backend.turns import approvals
 
 
 def setting_keys() -> set[str]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from backend.core.tools import Tool
 from backend.core.types import ToolCall, ToolSpec
+from backend.features.plans import update_plan_tool
 from backend.features.questions import ask_user_tool
 from backend.tools.fetch import fetch_tool
 from backend.tools.shell import shell_tool
@@ -13,7 +14,6 @@ from backend.tools.web_search import web_search_tool
 from backend.tools.workspace import Workspace, workspace_tools
 from backend.turns import outbound
 from backend.turns.outbound import TurnReads, branch_reads
-from backend.turns.plans import update_plan_tool
 
 
 def mcp(name: str, read_only: bool) -> Tool:

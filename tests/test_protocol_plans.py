@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
+from backend.features.plans import EXECUTE_TEXT, QUOTE_HEAD
 from backend.turns.modes import EXECUTING_NOTE
-from backend.turns.plans import EXECUTE_TEXT, QUOTE_HEAD
 from tests.fakeprovider import script as S
 from tests.numi_client import AppSocket
 from tests.test_protocol_modes import offered, tooled, turn  # noqa: F401 (tooled: a fixture)

@@ -8,6 +8,7 @@ from flask import Blueprint, request
 from backend.api.settings import get_setting
 from backend.api.validate import MISSING, Fields, bool_arg, int_arg, json_body
 from backend.errors import ApiError, invalid, not_found
+from backend.features import plans
 from backend.runtime import runtime
 from backend.store import cursor, drafts
 from backend.store.db import db, now
@@ -15,7 +16,7 @@ from backend.store.housekeeping import purge_chats
 from backend.store.models import Chat, Folder, ModelEntry
 from backend.store.serialize import chat_to_dict
 from backend.tools.workspace import same_or_inside
-from backend.turns import modes, plans
+from backend.turns import modes
 
 bp = Blueprint("chats", __name__)
 

@@ -10,6 +10,7 @@ from backend.turns import features
 
 ALL: list[str] = [
     "backend.features.questions",
+    "backend.features.plans",
 ]
 
 

@@ -16,7 +16,7 @@ from backend.store.chats import ChatRow, ModelRow, ProviderRow
 from backend.store.compactions import Checkpoint
 from backend.store.files import FileStore
 from backend.store.serialize import attachment_ids, files_by_id
-from backend.turns import features, modes, plans
+from backend.turns import features, modes
 from backend.turns.attachments import AttachmentError, Budget, message_parts
 
 CONTINUE_PROMPT = ("Your previous reply was cut off. Continue it exactly where it stopped, "
@@ -103,8 +103,8 @@ def _with_attachments(rows: list[HistoryRow], model: ModelRow, store: FileStore 
                       quotes: set[int] | None = None) -> list[tuple[Message, int]]:
     """Each row as a Message, with the tokens its attached files add to it.
 
-    A user message that executes a plan comes after the plan quoted as the model's own
-    message (backend/turns/plans.py); `quotes` collects those messages' id()s.
+    A user message may come after a feature's quote (a plan it executes, as the model's own
+    message: backend/features/plans/); `quotes` collects those messages' id()s.
     """
     files = files_by_id(i for r in rows if r.role == "user" for i in attachment_ids(r))
     newest_user = max((r.id for r in rows if r.role == "user"), default=None)
@@ -117,10 +117,8 @@ def _with_attachments(rows: list[HistoryRow], model: ModelRow, store: FileStore 
         if attached and store is not None:
             assert budget is not None  # made whenever any row has files
             message, extra = _attach(message, attached, model, store, budget, current=row.id == newest_user)
-        executed = plans.quoted(row.content_parts) if row.role == "user" else None
-        quote = plans.quote(executed) if executed is not None else None
-        if quote is None and row.role == "user":
-            quote = features.quote_of(row.content_parts)  # a feature's message before this one
+        # A feature's message before this one (a plan it executes, quoted as the model's own).
+        quote = features.quote_of(row.content_parts) if row.role == "user" else None
         if quote is not None:
             out.append((quote, 0))
             if quotes is not None:
@@ -246,7 +244,7 @@ def plan_request(chat: ChatRow, model: ModelRow, keys, tools=(), continuing: boo
     summary = summary_text(checkpoint) if checkpoint else ""
     # What the chat's mode tells the model (plan mode, a plan being executed).
     names = [t.name for t in tools]
-    note = modes.system_note(chat.mode, names, plans.executing(chat.id) is not None or features.plan_open(chat.id))
+    note = modes.system_note(chat.mode, names, features.plan_open(chat.id))
     # The features' parts (backend/turns/features.py), in the order they registered.
     note = "\n\n".join(p for p in (note, *features.system_parts(chat, names)) if p)
     fixed = (tokens.system_tokens("\n\n".join(p for p in (chat.system_prompt or "", note, summary) if p))

@@ -34,11 +34,6 @@ class ToolCall(TypedDict):
     arguments: str
 
 
-class PlanStep(TypedDict):
-    text: str
-    status: str  # pending | active | done
-
-
 class SourceItem(TypedDict):
     n: int
     title: str
@@ -156,8 +151,6 @@ CHAT_EVENTS = _table(
     Event("compacted", {"boundary_message_id": int, "tokens_before": int, "tokens_after": int}, turn_id=TURN),
     Event("context_trimmed", {"messages_omitted": int, "tokens_before": int, "tokens_after": int},
           {"notice": str}, turn_id=TURN),
-    # CONTRACT §7: update_plan made or changed a plan; `message_id` is the message that carries it.
-    Event("plan", {"plan_id": str, "steps": list[PlanStep]}, {"message_id": int}, turn_id=TURN),
     # docs/PROTOCOL.md "Live tool progress": a running call's time so far, last output, MCP progress.
     Event("tool_progress", {"call_id": str, "name": str, "elapsed_ms": int},
           {"output": str, "progress": float | None, "total": float | None, "message": str}, turn_id=TURN),

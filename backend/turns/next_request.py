@@ -16,7 +16,7 @@ from backend.core.types import Message
 from backend.store import history
 from backend.store.chats import ChatRow
 from backend.store.serialize import files_by_id
-from backend.turns import compaction, features, plans
+from backend.turns import compaction, features
 from backend.turns.context import Plan, TurnSetupError, _attach, plan_request, resolve_model, workspace_folder
 from backend.turns.services import TurnServices
 
@@ -28,7 +28,7 @@ def prepare(services: TurnServices, chat: ChatRow, asked_model_id: str | None = 
     """The chat's model, its tool set and the plan of its next request."""
     model = resolve_model(chat, asked_model_id)
     toolset = services.toolsets.for_chat(workspace_folder(chat), bool(model.supports_tools), chat.mode,
-                                         plans.executing(chat.id) is not None or features.plan_open(chat.id))
+                                         features.plan_open(chat.id))
     plan = plan_request(chat, model, services.keys, toolset.specs(), continuing, services.files, draft)
     return model, toolset, plan
 

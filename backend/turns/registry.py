@@ -12,7 +12,6 @@ saves through backend/store/history.py and publishes.
 from __future__ import annotations
 
 import logging
-import secrets
 import threading
 
 from backend.core import agent
@@ -22,7 +21,7 @@ from backend.store import chats, drafts, history
 from backend.store.compactions import Checkpoint
 from backend.store.db import db
 from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
-from backend.turns import compaction, features, next_request, plans, vision_check
+from backend.turns import compaction, features, next_request, vision_check
 from backend.turns.hub import ChatHub
 from backend.turns.queue_rules import ChatQueue, Queue, Refuse, Start
 from backend.turns.runner import Turn
@@ -392,24 +391,9 @@ class TurnRegistry:
                 part.resend()
 
     def execute_plan(self, chat_id: str, plan_id: str, request_id: str | None = None) -> None:
-        """Carry out a plan (CONTRACT §7): the chat switches to edit and a turn runs from a user
-        message saying to go ahead (backend/turns/plans.py); `accepted` announces that message."""
-        state = self._state(chat_id)
-        with self._lock:
-            if request_id and history.by_request(chat_id, request_id) is not None:
-                return  # the same press again: it is being carried out already
-            try:
-                plans.pending(chat_id, plan_id)  # an unknown plan is not_pending, even while a reply runs
-                self._check_idle(state)
-                request_id = request_id or "plan_" + secrets.token_hex(6)
-                with db.atomic():
-                    row = plans.start(chat_id, plan_id, request_id)
-                    chats.touch(chat_id)
-            except plans.NotPending as exc:
-                raise CommandError("not_pending", str(exc)) from None
-            state.hub.publish("accepted", None, request_id=request_id, message_id=row.id, queued=False,
-                              attachments=[], executes_plan=plans.executed_plan(row.content_parts))
-            self._start(state, chat_id, row.id)  # tells the chat list: running, and in edit mode now
+        """Carry out a plan (CONTRACT §7; backend/features/plans/): a turn runs from a user message
+        saying to go ahead, which `accepted` announces."""
+        self.feature_turn(chat_id, "execute_plan", request_id, plan_id=plan_id)
 
     def turn_command(self, chat_id: str, name: str, gone: CommandError, **args) -> None:
         """A command for the running turn that a feature's share of it carries out (a question's

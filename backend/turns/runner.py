@@ -40,7 +40,6 @@ from backend.turns import (
     fetch_setting,
     metrics,
     next_request,
-    plans,
     research,
 )
 from backend.turns.approval_waits import Approvals
@@ -147,7 +146,6 @@ class Turn:
         assert chat is not None  # a chat is purged only once its turn has stopped (stop_chat)
         continuing = self.continue_message_id is not None
         model, self.tools, plan = next_request.prepare(self.services, chat, self.asked_model_id, continuing)
-        plans.bind(self.tools, self._record_plan)
         self.fetches.bind(self.tools)
         for part in self.parts.values():
             part.bind_tools(self.tools)
@@ -385,11 +383,6 @@ class Turn:
         if self.context_key:
             usage["context_key"] = self.context_key
         return usage
-
-    def _record_plan(self, steps: list[dict]) -> str:
-        """update_plan ran: the plan goes on the message of the step that called it (saved before its tools run)."""
-        mode = chats.mode(self.chat_id)
-        return plans.record(self.chat_id, self.last_message_id, steps, self.publish, mode)
 
     # --- approvals ----------------------------------------------------------------------
 

@@ -25,7 +25,6 @@ from backend.tools.shell import shell_tool
 from backend.tools.web_search import web_search_tool
 from backend.tools.workspace import Workspace, workspace_tools
 from backend.turns import features, modes, search_setting
-from backend.turns.plans import update_plan_tool
 
 SHELL_NETWORK = "shell_network"  # the setting: whether sandboxed commands may use the network (default off)
 
@@ -41,12 +40,11 @@ class Toolsets:
         self.keys = keys  # a search backend's key (None: no web search)
         self.data_dir = Path(data_dir)  # never seen by the file tools nor the shell
         self.fetch = fetch_tool()
-        self.update_plan = update_plan_tool()  # each turn binds its own (plans.bind)
         self._lock = threading.Lock()
         self._workspaces: dict[str, tuple[FileIndex | None, list[Tool]]] = {}
         # The workspace tools' descriptions, for settings screens (never run).
         self._catalog = [*workspace_tools(Workspace(data_dir)), shell_tool(data_dir), self.fetch,
-                         self.update_plan, web_search_tool(None)]
+                         web_search_tool(None)]
 
     def catalog(self) -> list[Tool]:
         """Every tool a chat could get, one per name (a built-in one wins over a plugin, as in a turn)."""
@@ -72,7 +70,6 @@ class Toolsets:
             if self.mcp is not None:
                 for tool in self.mcp.tools():  # starts servers on demand; one that fails is left out
                     tools.add(tool)
-            tools.add(self.update_plan)
         return ToolRegistry(modes.offered(tools.all(), mode, plan_open),
                             withheld=modes.withheld(tools.all(), mode, plan_open))
 

@@ -14,7 +14,7 @@ import os
 import pytest
 from playwright.sync_api import expect
 
-from backend.turns.plans import EXECUTE_TEXT
+from backend.features.plans import EXECUTE_TEXT
 from tests.e2e.ui import CHROMIUM, open_chat, send, shot, sign_in, wait_chat_ready, wait_until
 from tests.fakeprovider import script as S
 

@@ -11,12 +11,13 @@ Executing a plan switches the chat to `edit` and adds a user message saying to g
 which holds the plan as it was then. The model reads the plan in the request as an
 assistant message before that user message, its own proposal: never in the person's
 words, so that plan text the model took from a file or a page does not come back to it
-with the person's authority (backend/turns/context.py). While the plan runs, `update_plan`
+with the person's authority (the feature's `quote`, which backend/turns/context.py calls). While the plan runs, `update_plan`
 stays offered until every step is done or the chat's mode changes.
 """
 from __future__ import annotations
 
 import secrets
+from typing import TypedDict
 
 from backend.core.tools import Tool, ToolRegistry
 from backend.core.types import Message as ModelMessage
@@ -48,6 +49,12 @@ SPEC = ToolSpec(
         "required": ["steps"],
         "additionalProperties": False,
     })
+
+
+class PlanStep(TypedDict):
+    """One step of a `plan` event."""
+    text: str
+    status: str  # pending | active | done
 
 
 class NotPending(Exception):
