@@ -3,8 +3,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from backend.features.compaction import NothingToCompact, boundary_of, needed
 from backend.store.history import RequestRow
-from backend.turns.compaction import NothingToCompact, boundary_of, needed
 
 
 def row(i, role, words):

@@ -7,11 +7,11 @@ import time
 import pytest
 
 from backend.core.errors import ProviderError
+from backend.features import compaction
 from backend.store import settings
 from backend.store.db import db
 from backend.store.history import link_in_order_sql
 from backend.store.models import ModelEntry
-from backend.turns import compaction
 from backend.turns.registry import CommandError
 from tests.engine import Engine, Gate, plugin_tools
 

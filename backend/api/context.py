@@ -5,9 +5,10 @@ from flask import Blueprint
 
 from backend.api.validate import MISSING, Fields, json_body
 from backend.errors import ApiError, not_found
+from backend.features import compaction
 from backend.runtime import runtime
 from backend.store.models import Chat, File
-from backend.turns import compaction, next_request
+from backend.turns import next_request
 from backend.turns.context import TurnSetupError
 from backend.turns.registry import CommandError
 
@@ -28,6 +29,11 @@ def _setup_error(exc: TurnSetupError) -> ApiError:
     return ApiError(409 if exc.code != "context_too_long" else 422, exc.code, exc.message)
 
 
+def _meter(services, chat: Chat, *args) -> dict:
+    """The meter, at the threshold where compaction summarizes."""
+    return next_request.context_json(services, chat, *args, threshold=compaction.settings().threshold)
+
+
 def _planned(build, chat: Chat, *args) -> dict:
     """What `build` makes of the chat's next request; a chat that cannot plan one says why."""
     try:
@@ -38,7 +44,7 @@ def _planned(build, chat: Chat, *args) -> dict:
 
 @bp.get("/api/chats/<chat_id>/context")
 def get_context(chat_id):
-    return _planned(next_request.context_json, _chat(chat_id))
+    return _planned(_meter, _chat(chat_id))
 
 
 @bp.post("/api/chats/<chat_id>/context")
@@ -57,7 +63,7 @@ def count_draft(chat_id):
     if missing := [i for i in ids if i not in known]:
         f.fail("file_ids", f"No uploaded file with id {missing[0]!r}. Attach it again.")
         f.check()
-    return _planned(next_request.context_json, chat, "" if draft is MISSING else draft, ids)
+    return _planned(_meter, chat, "" if draft is MISSING else draft, ids)
 
 
 @bp.get("/api/chats/<chat_id>/inspect")

@@ -11,6 +11,7 @@ from backend.turns import features
 ALL: list[str] = [
     "backend.features.questions",
     "backend.features.plans",
+    "backend.features.compaction",
 ]
 
 

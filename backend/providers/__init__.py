@@ -30,7 +30,7 @@ __all__ = ["ModelStream", "StreamControl", "open_stream", "complete_text", "wire
 
 CONNECT_TIMEOUT = 5.0  # seconds; a local server either answers at once or is not there
 # complete_text's answers: a title is a line, a summary is cut at 24 000 characters
-# (backend/turns/compaction.py), a research plan is a few queries.
+# (backend/features/compaction/), a research plan is a few queries.
 COMPLETE_TEXT_CHARS = 64_000
 
 

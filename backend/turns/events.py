@@ -146,9 +146,8 @@ CHAT_EVENTS = _table(
                        "attachments": list[dict], "versions": Versions, "model_id": str | None},
           values={"role": ("user", "assistant")}),
     Event("active_changed", {"leaf_id": int}, turn_id=None),
-    # CONTRACT §6 (context): a turn summarized older messages before its first request, or
-    # left some out; `notice` says why a summary could not be made (docs/PROTOCOL.md).
-    Event("compacted", {"boundary_message_id": int, "tokens_before": int, "tokens_after": int}, turn_id=TURN),
+    # CONTRACT §6 (context): a turn left older messages out; `notice` says why a summary could
+    # not be made (docs/PROTOCOL.md). `compacted` is backend/features/compaction/'s.
     Event("context_trimmed", {"messages_omitted": int, "tokens_before": int, "tokens_after": int},
           {"notice": str}, turn_id=TURN),
     # docs/PROTOCOL.md "Live tool progress": a running call's time so far, last output, MCP progress.

@@ -89,6 +89,8 @@ class BeforeRequest:
     continuing: bool
     cancel: CancelToken
     publish: Callable[..., dict]
+    # Why messages are left out (a summary that failed): the engine's `context_trimmed` says it.
+    notices: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from backend.core.types import Message
 from backend.store import history
 from backend.store.chats import ChatRow
 from backend.store.serialize import files_by_id
-from backend.turns import compaction, features
+from backend.turns import features
 from backend.turns.context import Plan, TurnSetupError, _attach, plan_request, resolve_model, workspace_folder
 from backend.turns.services import TurnServices
 
@@ -50,15 +50,18 @@ def draft_message(services: TurnServices, model, text: str, file_ids: list[str])
 
 # --- the meter -----------------------------------------------------------------------------
 
+DEFAULT_THRESHOLD = 0.8  # of the window: where the meter turns "near" when the caller names none
+
+
 def context_json(services: TurnServices, chat: ChatRow, draft_text: str | None = None,
-                 file_ids: list[str] | None = None) -> dict:
-    """CONTRACT §6 `GET …/context`, plus the threshold, input budget and level the meter shows."""
+                 file_ids: list[str] | None = None, threshold: float = DEFAULT_THRESHOLD) -> dict:
+    """CONTRACT §6 `GET …/context`, plus the threshold, input budget and level the meter shows
+    (`threshold`: the compaction feature's, which the route reads)."""
     model = resolve_model(chat)
     draft = draft_message(services, model, draft_text or "", file_ids or []) if (draft_text or file_ids) else None
     model, toolset, plan = prepare(services, chat, draft=draft)
     parts, exact = exact_parts(services, plan, draft is not None)
     used = sum(parts.values())
-    threshold = compaction.settings().threshold
     limits = plan.limits
     # Over: the whole branch after the summary does not fit the window, so older messages
     # are left out (trimmed_by "window"); no message count ever trims a request.

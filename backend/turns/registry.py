@@ -21,7 +21,7 @@ from backend.store import chats, drafts, history
 from backend.store.compactions import Checkpoint
 from backend.store.db import db
 from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
-from backend.turns import compaction, features, next_request, vision_check
+from backend.turns import features, next_request, vision_check
 from backend.turns.hub import ChatHub
 from backend.turns.queue_rules import ChatQueue, Queue, Refuse, Start
 from backend.turns.runner import Turn
@@ -269,8 +269,9 @@ class TurnRegistry:
         """The chat's "Summarize now": all but the newest turn summarized and saved, on the asking
         request's thread, as the chat's one command. Refused (CommandError) while a turn or
         another summary runs there or Numi quits; messages sent meanwhile queue, and the first
-        of them starts its turn when it ends. Other chats' summaries run beside it. A summary
-        that cannot be made raises as next_request.prepare and compaction.compact do."""
+        of them starts its turn when it ends. Other chats' summaries run beside it. The summary
+        is the compaction feature's (`commands["compact"]`); one that cannot be made raises as
+        next_request.prepare and that command do."""
         state = self._state(chat_id)
         with self._lock:
             _refuse(state.rules.summarize(self._closing))
@@ -280,10 +281,7 @@ class TurnRegistry:
             chat = chats.get(chat_id)
             assert chat is not None  # the command is for a chat that exists (api/context.py checks)
             model, toolset, plan = next_request.prepare(self.services, chat)
-            checkpoint, _ = compaction.compact(chat, model, self.services.keys, tools=toolset.specs(),
-                                               files=self.services.files, plan=plan, manual=True,
-                                               cancel=summary.cancel, stream_fn=self.services.open_stream)
-            return checkpoint
+            return features.command("compact")(chat, model, toolset, plan, self.services, summary.cancel)
         finally:
             try:
                 with self._lock:

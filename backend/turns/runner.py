@@ -35,7 +35,6 @@ from backend.store import chats, history
 from backend.store.db import db
 from backend.turns import (
     approvals,
-    compaction,
     features,
     fetch_setting,
     metrics,
@@ -156,14 +155,17 @@ class Turn:
             self.saved_sources = SavedSources(self.sources, self.continue_message_id)
         self.sources.bind(self.tools)
         self.model_id = model.id
-        plan = compaction.make_room(chat, model, self.services.keys, tools=self.tools.specs(),
-                                    files=self.services.files, plan=plan, continuing=continuing,
-                                    cancel=self.cancel, publish=self.publish,
-                                    stream_fn=self.services.open_stream)
-        for feature in features.registered():
+        notices: list[str] = []
+        for feature in features.registered():  # compaction makes room (backend/features/compaction/)
             if feature.before_request is not None:
                 plan = feature.before_request(features.BeforeRequest(
-                    chat, model, plan, self.tools, self.services, continuing, self.cancel, self.publish)) or plan
+                    chat, model, plan, self.tools, self.services, continuing, self.cancel, self.publish,
+                    notices)) or plan
+        if plan.trimmed and not self.cancel.is_set():
+            # Older messages are left out (only for the window, CONTRACT §6): the turn says so.
+            extra = {"notice": " ".join(notices)} if notices else {}
+            self.publish("context_trimmed", messages_omitted=plan.trimmed, tokens_before=plan.tokens_before,
+                         tokens_after=plan.used, **extra)
         if self.cancel.is_set():
             return agent.Outcome(CANCELLED, "cancelled", "Stopped before the model was asked.")
         request, self.context_key = plan.request, plan.key

@@ -218,11 +218,11 @@ def summarize(request: ModelRequest, cancel: CancelToken | None = None, stream_f
 
 
 def make_room(chat: ChatRow, model: ModelRow, keys, *, tools, files, plan: Plan, continuing: bool,
-              cancel: CancelToken, publish, stream_fn=None) -> Plan:
+              cancel: CancelToken, publish, stream_fn=None, notices: list[str] | None = None) -> Plan:
     """At a turn's start: compact when the request would pass the threshold, else (or when the
-    summary fails) leave out the oldest turns, saying so. The plan the turn sends."""
+    summary fails) leave out the oldest turns, saying why in `notices`. The plan the turn sends
+    (the engine says what it leaves out: `context_trimmed`)."""
     chosen = settings()
-    notice = None
     if chosen.auto and needed(plan, chosen.threshold):
         try:
             checkpoint, plan = compact(chat, model, keys, tools=tools, files=files, plan=plan, manual=False,
@@ -235,12 +235,9 @@ def make_room(chat: ChatRow, model: ModelRow, keys, *, tools, files, plan: Plan,
             if cancel.is_set():
                 return plan
             log.warning("chat %s: the summary failed (%s); trimming instead", chat.id, exc.message)
-            notice = (f"The earlier messages could not be summarized ({exc.message}), "
-                      f"so the oldest were left out instead.")
+            if notices is not None:
+                notices.append(f"The earlier messages could not be summarized ({exc.message}), "
+                               f"so the oldest were left out instead.")
             plan = plan_request(chat, model, keys, tools, continuing, files,
                                 max_tokens=int(chosen.threshold * plan.limits.window))
-    if plan.trimmed:
-        extra = {"notice": notice} if notice else {}
-        publish("context_trimmed", messages_omitted=plan.trimmed, tokens_before=plan.tokens_before,
-                tokens_after=plan.used, **extra)
     return plan
