@@ -156,10 +156,6 @@ CHAT_EVENTS = _table(
     # CONTRACT §8: sources a tool of the turn brought in, numbered from 1 per turn (only the new ones).
     Event("sources", {"kind": str, "items": list[SourceItem]}, turn_id=TURN,
           values={"kind": ("web", "knowledge", "memory")}),
-    # docs/PROTOCOL.md "Research": a research turn's phase and counts; `notice` says which limit was reached.
-    Event("research_progress", {"phase": str, "searches": int, "found": int, "read": int},
-          {"query": str, "url": str, "title": str, "notice": str}, turn_id=TURN,
-          values={"phase": ("planning", "searching", "reading", "writing")}),
 )
 
 # `/ws/_app` (docs/PROTOCOL.md "App-wide events"): state, not steps, so no event_id or epoch.

@@ -94,6 +94,22 @@ class BeforeRequest:
 
 
 @dataclass(frozen=True)
+class TurnRun:
+    """What `runs_turn` gets: the turn as it is about to ask the model, and what a feature may use
+    to run it itself (its own steps, then `answer` for a streamed reply without tools)."""
+    chat_id: str
+    user_message_id: int | None
+    continuing: bool  # Continue of a cut-off reply: the feature should let the engine go on
+    request: Any  # the ModelRequest the turn would send
+    publish: Callable[..., dict]
+    cancel: CancelToken
+    services: Any  # TurnServices: keys, open_stream …
+    sources: Any  # the turn's numbered sources (turns/sources.TurnSources): saved on its final reply
+    approve: Callable[[ToolCall], Any]  # decide a call as the turn's policies say, asking if need be
+    answer: Callable[[Any, CancelToken], Any]  # answer(request, cancel): one reply, no tools → agent.Outcome
+
+
+@dataclass(frozen=True)
 class Feature:
     """One feature's hooks. `name` is its key: registering a name again replaces the feature."""
     name: str
@@ -114,8 +130,8 @@ class Feature:
     bind: Callable[[TurnHandle], TurnPart] | None = None  # its share of each turn
     # Before a turn's first request: the plan it sends instead (compaction makes room), or None.
     before_request: Callable[[BeforeRequest], Any] | None = None
-    # runs_turn(turn, request, model): the turn's outcome when the feature runs the turn itself, else None.
-    runs_turn: Callable[[Any, Any, Any], Any] | None = None
+    # The turn's outcome (agent.Outcome) when the feature runs the turn itself, else None.
+    runs_turn: Callable[[TurnRun], Any] | None = None
     commands: Mapping[str, Callable[..., Any]] = field(default_factory=dict)  # chat commands it carries out
 
 

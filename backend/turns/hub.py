@@ -14,7 +14,7 @@ from typing import Any
 
 from backend.core.status import COMPLETE, COMPLETED, ERROR, FAILED, STREAMING
 from backend.turns import snapshot
-from backend.turns.events import CHAT_EVENTS, refusal
+from backend.turns.events import CHAT_EVENTS, ResearchState, refusal
 
 # Events kept per chat (the contract asks for at least 500). A reader's writer thread
 # can stall (the GIL, a full socket) while a local model writes a hundred thousand
@@ -29,7 +29,8 @@ BEHIND = LOG_CAPACITY // 8
 FINISHED_TURN_TTL = 180.0  # seconds a finished turn stays replayable
 
 
-RESEARCH_FIELDS = CHAT_EVENTS["research_progress"].keys
+# A research turn's newest progress (backend/features/research/), as a snapshot carries it.
+RESEARCH_FIELDS = frozenset(ResearchState.__annotations__)
 
 
 class TurnView:

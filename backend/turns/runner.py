@@ -39,7 +39,6 @@ from backend.turns import (
     fetch_setting,
     metrics,
     next_request,
-    research,
 )
 from backend.turns.approval_waits import Approvals
 from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
@@ -179,15 +178,11 @@ class Turn:
                 self.publish("reasoning", delta=row.reasoning_content, message_id=row.id)
             if row.content:
                 self.publish("content", delta=row.content, message_id=row.id)
-        if not continuing and research.requested(self.user_message_id):
-            # A research turn gathers first; its report is one step without tools (turns/research.py).
-            job = research.Research(self.publish, self.cancel, self.services.keys, self.sources,
-                                    policy=lambda tool: approvals.set_policy_of(self.chat_id, tool),
-                                    approve=self._approve, allowed=fetch_setting.allowed(self.chat_id),
-                                    stream_fn=self.services.open_stream)
-            return job.run(request, lambda req, cancel: self._loop(req, model, cancel, ToolRegistry()).run())
-        for feature in features.registered():
-            if feature.runs_turn is not None and (outcome := feature.runs_turn(self, request, model)) is not None:
+        run = features.TurnRun(self.chat_id, self.user_message_id, continuing, request, self.publish, self.cancel,
+                               self.services, self.sources, self._approve,
+                               lambda req, cancel: self._loop(req, model, cancel, ToolRegistry()).run())
+        for feature in features.registered():  # research runs its turns (backend/features/research/)
+            if feature.runs_turn is not None and (outcome := feature.runs_turn(run)) is not None:
                 return outcome
         return self._loop(request, model, self.cancel, self.tools).run()
 
