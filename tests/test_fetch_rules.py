@@ -8,10 +8,11 @@ import json
 import pytest
 
 from backend.core.types import ToolCall
+from backend.features.web import fetch_setting
 from backend.store import chat_state, history
 from backend.store.db import db, open_database
 from backend.store.models import Chat, Setting
-from backend.turns import approvals, fetch_setting
+from backend.turns import approvals
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from backend.api import settings_sections, ui_settings  # noqa: F401
 from backend.api.validate import MISSING, Fields, api_key_field, json_body
 from backend.errors import ApiError
 from backend.features import compaction
+from backend.features.web import search_setting
 from backend.runtime import runtime
 from backend.store import settings
 from backend.store.db import db
 from backend.tools import sandbox
-from backend.turns import search_setting
 
 bp = Blueprint("settings", __name__)
 

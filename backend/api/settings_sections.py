@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 
 from backend.api.validate import MISSING, Fields
 from backend.features import compaction, questions, research
+from backend.features.web import fetch_setting, search_setting
 from backend.runtime import runtime
 from backend.store import settings
 from backend.store.models import ModelEntry
-from backend.turns import fetch_setting, search_setting
 from backend.turns.toolset import SHELL_NETWORK
 
 DEFAULT_MODEL = "default_model_id"

@@ -12,6 +12,7 @@ ALL: list[str] = [
     "backend.features.questions",
     "backend.features.plans",
     "backend.features.compaction",
+    "backend.features.web",
     "backend.features.research",
 ]
 

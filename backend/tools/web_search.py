@@ -3,8 +3,9 @@
 Each backend speaks its service's own HTTP API and reads its own answers and error
 shapes, so a bad key, a used-up quota, a rate limit or an unreachable service each
 become one sentence (a `SearchError`) the model and the person can act on. The tool
-numbers its results through the turn's sources (backend/turns/sources.py) and hands the
-model each result's number, title, url and the backend's snippet as quoted data.
+numbers its results through the turn's sources (backend/turns/sources.py; the web
+feature binds it: backend/features/web/recording.py) and hands the model each
+result's number, title, url and the backend's snippet as quoted data.
 """
 from __future__ import annotations
 

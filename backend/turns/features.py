@@ -50,6 +50,7 @@ class TurnHandle:
     cancel: CancelToken
     changed: Callable[[], None]  # the chat list's row of this chat changed (waiting, or no longer)
     message_id: Callable[[], int | None]  # the turn's newest assistant message (saved before its tools run)
+    sources: Callable[[], Any]  # the turn's numbered sources (turns/sources.TurnSources), as they stand now
 
 
 class TurnPart:
@@ -66,6 +67,14 @@ class TurnPart:
     def cut_short(self, call_id: str | None = None) -> bool:
         """Whether the call (None: any call of this turn) ended because Numi was closing."""
         return False
+
+    def asks(self, call: ToolCall) -> dict | None:
+        """Fields for the call's approval card when this feature needs the person to decide it
+        whatever the policy (no standing rule then covers it); None when it has no say."""
+        return None
+
+    def approved(self, call: ToolCall, arguments: str | None, asked: dict | None) -> None:
+        """The person (or a policy) allowed the call; `arguments`: as edited, else None; `asked`: `asks`'s fields."""
 
     def waiting(self) -> list[dict]:
         """What of the turn waits for the person (the feature's events' fields); lock-free."""

@@ -36,7 +36,6 @@ from backend.store.db import db
 from backend.turns import (
     approvals,
     features,
-    fetch_setting,
     metrics,
     next_request,
 )
@@ -105,13 +104,12 @@ class Turn:
         self.sources = TurnSources(self.publish)
         self.saved_sources = SavedSources(self.sources)
         self._diffs: dict[str, str] = {}  # call id -> what the running call changes, for its end and result
-        self.fetches = fetch_setting.TurnFetches(chat_id)  # what web_fetch may read on the person's network
         # What private content the conversation has read: a call that sends text out then asks.
         self.reads = TurnReads(lambda: branch_reads(history.tool_rows(chat_id), self.tools.get))
         # Each feature's share of the turn (backend/turns/features.py), by feature name.
         self.parts = features.bind_turn(features.TurnHandle(
             chat_id, self.id, self.publish, self.cancel, lambda: services.chat_changed(chat_id),
-            lambda: self.last_message_id))
+            lambda: self.last_message_id, lambda: self.sources))
 
     def publish(self, type_: str, **fields) -> dict:
         return self.hub.publish(type_, self.id, **fields)
@@ -144,7 +142,6 @@ class Turn:
         assert chat is not None  # a chat is purged only once its turn has stopped (stop_chat)
         continuing = self.continue_message_id is not None
         model, self.tools, plan = next_request.prepare(self.services, chat, self.asked_model_id, continuing)
-        self.fetches.bind(self.tools)
         for part in self.parts.values():
             part.bind_tools(self.tools)
         if self.continue_message_id is not None:
@@ -152,7 +149,6 @@ class Turn:
             saved = history.by_ids([self.continue_message_id])[self.continue_message_id].citation_sources
             self.sources = TurnSources(self.publish, saved)
             self.saved_sources = SavedSources(self.sources, self.continue_message_id)
-        self.sources.bind(self.tools)
         self.model_id = model.id
         notices: list[str] = []
         for feature in features.registered():  # compaction makes room (backend/features/compaction/)
@@ -393,9 +389,11 @@ class Turn:
         changed = approvals.unapproved_change(tool)
         # After a private read, text going out asks whatever the policy or standing rules say.
         outbound = self.reads.check(call, tool)
-        # A fetch into the person's own network asks too, unless they typed or trusted that address.
-        local = self.fetches.unvouched(call)
-        if not (changed or outbound or local) and (policy == "allow" or approvals.covered(self.chat_id, call)):
+        # A feature may need the person's say whatever the policy (a fetch into their own network).
+        asked = {}
+        for part in self.parts.values():
+            asked.update(part.asks(call) or {})
+        if not (changed or outbound or asked) and (policy == "allow" or approvals.covered(self.chat_id, call)):
             return agent.Decision("allow")
         # can_always: whether "allow always" would leave a standing rule (a chained shell
         # command never does: the card then offers allow once only).
@@ -405,17 +403,17 @@ class Turn:
             extra["diff"] = diff
         if outbound:
             extra["outbound"] = outbound  # no standing rule can cover it: can_always is false
-        if local:
-            extra["local"] = {"url": local, "reason": fetch_setting.LOCAL_REASON}
-        # No standing rule covers a private address either.
-        can_always = not outbound and not local and approvals.rule_for(call) is not None
+        extra.update(asked)
+        # No standing rule covers what a feature asks about either.
+        can_always = not outbound and not asked and approvals.rule_for(call) is not None
         decision = self.approvals.wait(call, self.cancel, can_always=can_always, **extra)
         if decision is None:
             return agent.Decision("deny", "The turn was stopped before anyone answered.")
         if decision.kind != "deny":
             approvals.approved_as_is(tool)
-            self.fetches.grant(call, decision.arguments, local)
-        if decision.kind == "allow_always" and not outbound and not local:
+            for part in self.parts.values():
+                part.approved(call, decision.arguments, asked or None)
+        if decision.kind == "allow_always" and not outbound and not asked:
             ran = call if decision.arguments is None else replace(call, arguments=decision.arguments)
             rule = approvals.rule_for(ran)
             if rule is not None:

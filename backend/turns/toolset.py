@@ -2,12 +2,10 @@
 
 Built-in tools go only to a model that can call tools (its `supports.tools`): a server
 that cannot would refuse the whole request. The features' tools come first, each as its
-feature offers it (backend/features/: `ask_user`, a question to the person). Web fetch is always offered to such a
-model (each fetch asks by default), and `web_search` when a search backend is set
-and usable (Settings → Web search; a key-based one only with its key); the workspace tools and the shell only when the
-chat has a workspace folder, and they see nothing outside it nor Numi's data dir
-(the shell runs sandboxed, its network as the `shell_network` setting says); the
-enabled MCP servers' tools to every such chat. The chat's mode then decides what of that
+feature offers it (backend/features/: `ask_user`, `update_plan`, `web_fetch`, `web_search`);
+the workspace tools and the shell only when the chat has a workspace folder, and they see
+nothing outside it nor Numi's data dir (the shell runs sandboxed, its network as the
+`shell_network` setting says); the enabled MCP servers' tools to every such chat. The chat's mode then decides what of that
 is offered (backend/turns/modes.py): in plan mode only the tools that change nothing, and
 `update_plan` in plan mode or while a plan is being executed. A workspace's file
 index (watchdog) starts with the first turn that uses it and lives until shutdown.
@@ -19,12 +17,10 @@ from pathlib import Path
 
 from backend.core.tools import Tool, ToolRegistry
 from backend.store import settings
-from backend.tools.fetch import fetch_tool
 from backend.tools.file_index import FileIndex
 from backend.tools.shell import shell_tool
-from backend.tools.web_search import web_search_tool
 from backend.tools.workspace import Workspace, workspace_tools
-from backend.turns import features, modes, search_setting
+from backend.turns import features, modes
 
 SHELL_NETWORK = "shell_network"  # the setting: whether sandboxed commands may use the network (default off)
 
@@ -37,14 +33,12 @@ class Toolsets:
     def __init__(self, plugins: ToolRegistry, data_dir: Path, mcp=None, keys=None):
         self.plugins = plugins
         self.mcp = mcp  # backend/turns/mcp_runtime.py: the enabled MCP servers' tools
-        self.keys = keys  # a search backend's key (None: no web search)
+        self.keys = keys  # what features' tools need keys for (a search backend's; None: none)
         self.data_dir = Path(data_dir)  # never seen by the file tools nor the shell
-        self.fetch = fetch_tool()
         self._lock = threading.Lock()
         self._workspaces: dict[str, tuple[FileIndex | None, list[Tool]]] = {}
         # The workspace tools' descriptions, for settings screens (never run).
-        self._catalog = [*workspace_tools(Workspace(data_dir)), shell_tool(data_dir), self.fetch,
-                         web_search_tool(None)]
+        self._catalog = [*workspace_tools(Workspace(data_dir)), shell_tool(data_dir)]
 
     def catalog(self) -> list[Tool]:
         """Every tool a chat could get, one per name (a built-in one wins over a plugin, as in a turn)."""
@@ -60,10 +54,6 @@ class Toolsets:
             # The features' tools, each offered as its feature says (backend/turns/features.py).
             for tool in features.offered_tools(features.Offer(True, workspace, mode, plan_open, self.keys)):
                 tools.add(tool)
-            tools.add(self.fetch)
-            searching = search_setting.backend(self.keys) if self.keys is not None else None
-            if searching is not None:
-                tools.add(web_search_tool(searching))  # each turn binds its own (TurnSources.bind)
             if workspace:
                 for tool in self._workspace_tools(workspace):
                     tools.add(tool)

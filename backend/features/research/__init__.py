@@ -9,7 +9,8 @@ backend/api/settings_sections.py, which checks a PATCH with the API's fields.
 from __future__ import annotations
 
 from backend.features.research.gather import BOUNDS, DEFAULTS, SETTING, Research, requested, settings
-from backend.turns import approvals, fetch_setting
+from backend.features.web import fetch_setting
+from backend.turns import approvals
 from backend.turns.events import Event
 from backend.turns.features import Feature, TurnRun
 

@@ -29,13 +29,14 @@ from backend.core.cancel import CancelToken
 from backend.core.errors import ProviderError
 from backend.core.status import CANCELLED, FAILED, LIMIT
 from backend.core.types import Message, ModelRequest, ToolCall
+from backend.features.web.recording import page_parts
+from backend.features.web.search_setting import backend as search_backend
 from backend.store import history
 from backend.store import settings as app_settings
 from backend.tools import fetch_guard, web_search
 from backend.tools.fetch import NAME as FETCH
 from backend.tools.fetch import PrivateAddress, fetch
-from backend.turns import search_setting
-from backend.turns.sources import TurnSources, page_parts
+from backend.turns.sources import TurnSources
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +157,7 @@ class Research:
             self._unhook()
 
     def _run(self, request, write) -> agent.Outcome:
-        backend = search_setting.backend(self.keys)
+        backend = search_backend(self.keys)
         if backend is None:
             return agent.Outcome(FAILED, "no_search", "Research needs a web search backend. Choose one in "
                                                       "Settings → Web search, then send the question again.")
