@@ -397,6 +397,11 @@ def register_named(name: str, fn: Callable) -> None:
     _named[name] = fn
 
 
+def unregister_named(name: str) -> None:
+    """Forget a named migration (its feature unplugged); what it did stays done."""
+    _named.pop(name, None)
+
+
 def run_named(db) -> None:
     """Run each registered named migration the database has not run, each in its own transaction
     (none before the numbered ones are all done)."""

@@ -73,6 +73,11 @@ def register(section: Section) -> Section:
     return section
 
 
+def unregister(name: str) -> None:
+    """Drop a section (a feature unplugged); its stored value stays."""
+    _sections.pop(name, None)
+
+
 def sections() -> list[Section]:
     """Every registered section, in the order they were first registered."""
     return list(_sections.values())

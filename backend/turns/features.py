@@ -166,6 +166,19 @@ def register(feature: Feature) -> Feature:
     return feature
 
 
+def unregister(name: str) -> None:
+    """Unplug a feature (a test's): its events, settings sections and pending migrations go too."""
+    with _lock:
+        feature = _features.pop(name, None)
+        if feature is None:
+            return
+        events.remove(*(e.name for e in feature.events))
+    for section in feature.settings:
+        settings_store.unregister(section.name)
+    for migration, _ in feature.migrations:
+        migrations.unregister_named(f"{feature.name}.{migration}")
+
+
 def registered() -> list[Feature]:
     """Every registered feature, in the order they were first registered."""
     return list(_features.values())
