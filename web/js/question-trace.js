@@ -1,6 +1,6 @@
 // What an answered (or unanswered) `ask_user` call leaves in the thread: each question with
 // the labels the person chose, in words, read from the call's arguments (the options'
-// value → label) and its result (backend/turns/question_items.py: `answered` lists each
+// value → label) and its result (backend/features/questions/items.py: `answered` lists each
 // question's answer by value; otherwise a status and a sentence). Pure: no DOM, tested in
 // tests/js/question-trace.test.mjs.
 
