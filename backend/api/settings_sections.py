@@ -1,34 +1,23 @@
-"""The built-in sections of /api/settings, each declared once: its key, its value when never
+"""The app's own sections of /api/settings, each declared once: its key, its value when never
 set, how a PATCH of it is checked, and whether what is sent merges into it or replaces it.
 
 Registered at import (backend/store/settings.py); `settings.ui` registers itself in
-backend/api/ui_settings.py.
+backend/api/ui_settings.py, and each feature's come with it (`Feature.settings`:
+compaction, questions, research, web_fetch). `web_search` is here because what GET shows
+of it needs the runtime's key store.
 """
 from __future__ import annotations
 
-import json
 from urllib.parse import urlsplit
 
 from backend.api.validate import MISSING, Fields
-from backend.features import compaction, questions, research
-from backend.features.web import fetch_setting, search_setting
+from backend.features.web import search_setting
 from backend.runtime import runtime
 from backend.store import settings
 from backend.store.models import ModelEntry
 from backend.turns.toolset import SHELL_NETWORK
 
 DEFAULT_MODEL = "default_model_id"
-
-
-def _nested(fields: Fields, setting: str, defaults: dict, example: str) -> Fields | None:
-    """The fields of the object sent as `setting`; None when it was not sent or is no object (then noted)."""
-    body = fields.raw(setting, False, False)
-    if body is MISSING:
-        return None
-    if not isinstance(body, dict):
-        fields.fail(setting, example)
-        return None
-    return Fields(body, allowed=defaults, prefix=setting + ".")
 
 
 # --- default_model_id ----------------------------------------------------------------------
@@ -46,42 +35,6 @@ def _default_model_shown():
     if model_id and not ModelEntry.get_or_none(ModelEntry.id == model_id):
         return None  # a model removed behind our back (e.g. by hand in the database)
     return model_id
-
-
-# --- compaction ----------------------------------------------------------------------------
-
-def _compaction(fields: Fields):
-    """The `compaction` keys sent, or MISSING."""
-    inner = _nested(fields, compaction.SETTING, compaction.DEFAULTS,
-                    'Must be an object like {"auto": true, "threshold": 0.8}.')
-    if inner is None:
-        return MISSING
-    auto = inner.boolean("auto")
-    threshold = inner.number("threshold", 0.5, 0.95)
-    model_id = inner.text("model_id", max_len=200, nullable=True)
-    if model_id not in (MISSING, None) and not ModelEntry.get_or_none(ModelEntry.id == model_id):
-        inner.fail("model_id", "No model with this id. Pick one from GET /api/models, or null for the chat's own.")
-    fields.errors.update(inner.errors)
-    values = {"auto": auto, "threshold": threshold, "model_id": model_id}
-    return {k: v for k, v in values.items() if v is not MISSING}
-
-
-# --- questions -----------------------------------------------------------------------------
-
-def _questions(fields: Fields):
-    """The `questions` object sent ({"timeout_s": seconds or null}), or MISSING."""
-    inner = _nested(fields, questions.SETTING, questions.DEFAULTS,
-                    'Must be an object like {"timeout_s": 600}, or {"timeout_s": null} for no limit.')
-    if inner is None:
-        return MISSING
-    # Seconds a question waits for an answer; null (the default) waits until it is answered.
-    limit = inner.number("timeout_s", 1, questions.MAX_TIMEOUT_S, integer=True, nullable=True)
-    fields.errors.update(inner.errors)
-    return MISSING if limit is MISSING else {"timeout_s": limit}
-
-
-def _questions_now() -> dict:
-    return {"timeout_s": questions.timeout_s()}
 
 
 # --- web_search ----------------------------------------------------------------------------
@@ -126,69 +79,13 @@ def _web_search_shown() -> dict:
     return search_setting.as_json(runtime().keys)
 
 
-# --- research ------------------------------------------------------------------------------
-
-def _research(fields: Fields):
-    """The `research` limits sent, or MISSING."""
-    inner = _nested(fields, research.SETTING, research.DEFAULTS,
-                    'Must be an object like {"max_minutes": 10, "max_searches": 8, "max_pages": 12}.')
-    if inner is None:
-        return MISSING
-    low, high = research.BOUNDS["max_minutes"]
-    values = {"max_minutes": inner.number("max_minutes", low, high)}
-    for key in ("max_searches", "max_pages"):
-        low, high = research.BOUNDS[key]
-        values[key] = inner.number(key, low, high, integer=True)
-    fields.errors.update(inner.errors)
-    return {k: v for k, v in values.items() if v is not MISSING}
-
-
-# --- web_fetch -----------------------------------------------------------------------------
-
-def _web_fetch(fields: Fields):
-    """The `web_fetch` keys sent, or MISSING."""
-    inner = _nested(fields, fetch_setting.SETTING, fetch_setting.DEFAULTS,
-                    'Must be an object like {"allow_private": ["http://127.0.0.1:8123", "http://wiki.lan"]}.')
-    if inner is None:
-        return MISSING
-    values = inner.raw("allow_private", False, True)
-    if values is MISSING:
-        fields.errors.update(inner.errors)
-        return MISSING
-    if values is None:
-        return {"allow_private": []}
-    if not isinstance(values, list) or len(values) > fetch_setting.MAX_ORIGINS:
-        inner.fail("allow_private", f"Must be a list of at most {fetch_setting.MAX_ORIGINS} origins, such as "
-                                    f'["http://127.0.0.1:8123", "http://wiki.lan"].')
-    else:
-        origins, problems = [], []
-        for i, value in enumerate(values, start=1):
-            try:
-                origins.append(fetch_setting.canonical_origin(value))
-            except ValueError as exc:
-                problems.append(f"item {i} ({json.dumps(value, ensure_ascii=False)[:200]}): {exc}")
-        if problems:
-            inner.fail("allow_private", " ".join(problems))
-    fields.errors.update(inner.errors)
-    if inner.errors:
-        return MISSING
-    return {"allow_private": list(dict.fromkeys(origins))}
-
-
 SECTIONS = (
     settings.Section(DEFAULT_MODEL, None, _default_model, shown=_default_model_shown),
     # Whether sandboxed shell commands may use the network.
     settings.Section(SHELL_NETWORK, False, lambda fields: fields.boolean(SHELL_NETWORK)),
-    settings.Section(compaction.SETTING, compaction.DEFAULTS, _compaction, merge=True,
-                     current=lambda: vars(compaction.settings())),
-    settings.Section(questions.SETTING, questions.DEFAULTS, _questions, current=_questions_now),
     # A new choice of backend replaces the old one whole: a url kept from SearXNG means nothing to Brave.
     settings.Section(search_setting.SETTING, search_setting.DEFAULT, _web_search, current=search_setting.stored,
                      shown=_web_search_shown),
-    settings.Section(research.SETTING, research.DEFAULTS, _research, merge=True,
-                     current=lambda: vars(research.settings())),
-    settings.Section(fetch_setting.SETTING, fetch_setting.DEFAULTS, _web_fetch, merge=True,
-                     current=fetch_setting.stored),
 )
 for section in SECTIONS:
     settings.register(section)

@@ -3,12 +3,12 @@
 Plugged into the engine's points: before a turn's first request it makes room
 (`before_request`: a summary when the request passes the threshold, `compacted`), and
 it carries out the registry's "Summarize now" (`commands["compact"]`: the engine keeps
-the command's lock and queue). Its settings section (`compaction`) is declared in
-backend/api/settings_sections.py, which checks a PATCH with the API's fields; the meter
-reads its threshold through backend/api/context.py.
+the command's lock and queue). Its settings section is `compaction` (section.py); the
+meter reads its threshold through backend/api/context.py.
 """
 from __future__ import annotations
 
+from backend.features.compaction.section import SECTION
 from backend.features.compaction.summary import (
     DEFAULTS,
     SETTING,
@@ -47,6 +47,7 @@ FEATURE = Feature(
     name="compaction",
     before_request=_make_room,
     commands={"compact": _summarize_now},
+    settings=(SECTION,),
     # CONTRACT §6 (context): a turn summarized older messages before its first request.
     events=(Event("compacted", {"boundary_message_id": int, "tokens_before": int, "tokens_after": int},
                   turn_id=str),),

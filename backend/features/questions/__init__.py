@@ -2,12 +2,13 @@
 
 The tool goes to every model that calls tools; each turn binds it to its own questions
 (`waiting.Questions`), which the registry's `answer` command and a resuming window reach
-through the turn's share of this feature. Its settings section (`questions.timeout_s`) is
-declared in backend/api/settings_sections.py, which checks a PATCH with the API's fields.
+through the turn's share of this feature. Its settings section is `questions`
+(section.py: how long a question waits).
 """
 from __future__ import annotations
 
 from backend.features.questions.items import NAME, BadAnswer, QuestionItem
+from backend.features.questions.section import SECTION
 from backend.features.questions.waiting import (
     DEFAULTS,
     MAX_TIMEOUT_S,
@@ -38,6 +39,7 @@ FEATURE = Feature(
     tools=_tools,
     bind=_bind,
     # CONTRACT §7: the model asks the person (ask_user); `timeout_s`: the seconds left, when they set a limit.
+    settings=(SECTION,),
     events=(Event("question", {"question_id": str, "call_id": str, "items": list[QuestionItem]},
                   {"timeout_s": int}, turn_id=str),),
 )

@@ -3,12 +3,12 @@ planned searches, the best pages read, and one cited report.
 
 Plugged into the engine's points: it runs such a turn itself (`runs_turn`: its gathering,
 then the engine's reply without tools for the report) and publishes `research_progress`,
-whose newest fields a snapshot carries. Its settings section (`research`) is declared in
-backend/api/settings_sections.py, which checks a PATCH with the API's fields.
+whose newest fields a snapshot carries. Its settings section is `research`'s limits (section.py).
 """
 from __future__ import annotations
 
 from backend.features.research.gather import BOUNDS, DEFAULTS, SETTING, Research, requested, settings
+from backend.features.research.section import SECTION
 from backend.features.web import fetch_setting
 from backend.turns import approvals
 from backend.turns.events import Event
@@ -31,6 +31,7 @@ def _run(turn: TurnRun):
 FEATURE = Feature(
     name="research",
     runs_turn=_run,
+    settings=(SECTION,),
     # A research turn's phase and counts; `notice` says which limit was reached.
     events=(Event("research_progress", {"phase": str, "searches": int, "found": int, "read": int},
                   {"query": str, "url": str, "title": str, "notice": str}, turn_id=str,

@@ -4,15 +4,16 @@ Plugged into the engine's points: the tools (fetch for every model that calls to
 search when a backend is set and usable: Settings → Web search, a key-based one only with
 its key), each turn's share (`_TurnWeb`: the fetch reads only the private addresses the
 person allowed, a fetch into their own network asks on its card, and what both tools bring
-in becomes the turn's numbered sources). The settings sections (`web_search`,
-`web_fetch`) are declared in backend/api/settings_sections.py, which checks a PATCH with
-the API's fields; the key routes are backend/api/settings.py's.
+in becomes the turn's numbered sources). Its settings section is `web_fetch`
+(fetch_section.py); `web_search`'s is declared in backend/api/settings_sections.py, since
+what GET shows of it needs the runtime's key store, and its key routes are
+backend/api/settings.py's.
 """
 from __future__ import annotations
 
 from backend.core.tools import ToolRegistry
 from backend.core.types import ToolCall
-from backend.features.web import fetch_setting, recording, search_setting
+from backend.features.web import fetch_section, fetch_setting, recording, search_setting
 from backend.tools.fetch import fetch_tool
 from backend.tools.web_search import web_search_tool
 from backend.turns.features import Feature, Offer, TurnHandle, TurnPart
@@ -56,4 +57,5 @@ FEATURE = Feature(
     tools=_tools,
     catalog=lambda: [_FETCH, web_search_tool(None)],
     bind=_TurnWeb,
+    settings=(fetch_section.SECTION,),
 )
