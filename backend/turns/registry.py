@@ -273,6 +273,10 @@ class TurnRegistry:
         is the compaction feature's (`commands["compact"]`); one that cannot be made raises as
         next_request.prepare and that command do."""
         state = self._state(chat_id)
+        try:
+            summarize = features.command("compact")
+        except LookupError:
+            raise CommandError("bad_request", "Summaries are turned off in this build of Numi.") from None
         with self._lock:
             _refuse(state.rules.summarize(self._closing))
             state.rules.start_summary()
@@ -281,7 +285,7 @@ class TurnRegistry:
             chat = chats.get(chat_id)
             assert chat is not None  # the command is for a chat that exists (api/context.py checks)
             model, toolset, plan = next_request.prepare(self.services, chat)
-            return features.command("compact")(chat, model, toolset, plan, self.services, summary.cancel)
+            return summarize(chat, model, toolset, plan, self.services, summary.cancel)
         finally:
             try:
                 with self._lock:
