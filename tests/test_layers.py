@@ -43,3 +43,12 @@ def test_the_picture_in_docs_names_every_layer():
     drawn = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
     missing = [name for name in layered() if name not in drawn]
     assert not missing, f"docs/ARCHITECTURE.md does not draw {missing}"
+
+
+def test_every_feature_package_is_named_in_the_features_contract():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    contract = next(c for c in config["contracts"] if c["id"] == "features-apart")
+    named = {n for layer in contract["layers"] for n in re.split(r"\s*[|:]\s*", layer.strip())}
+    packages = {f"backend.features.{p.name}" for p in (ROOT / "backend" / "features").iterdir()
+                if (p / "__init__.py").exists()}
+    assert packages and packages <= named, f"name these in the features-apart contract: {packages - named}"
