@@ -40,10 +40,15 @@ test: test-py
 	@$(MAKE) --no-print-directory test-js
 	@$(MAKE) --no-print-directory test-bench-smoke
 
+# Every Python the tests start (servers, MCP servers, the desktop app, the CLI) keeps its
+# bytecode in one cache in .venv, also where PYTHONDONTWRITEBYTECODE is set: Numi is compiled
+# once, not by each of them. Nothing is written into the tree.
+TEST_ENV := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/cache/pyc
+
 # Four workers (pytest-xdist): most of a test's time is spent waiting on a server, a browser
 # or a model script, so four keep two cores busy (docs/BENCHMARKS.md, "The suite").
 test-py: $(VENV) web-bundle lint
-	$(BIN)/python -m pytest -q -n 4 --durations=12 tests --ignore=tests/bench
+	$(TEST_ENV) $(BIN)/python -m pytest -q -n 4 --dist worksteal --durations=12 tests --ignore=tests/bench
 
 # The checks that read the code (pyproject.toml has their settings): the import contracts
 # ([tool.importlinter]; README, "Architecture": imports go only downward, never in a cycle),
@@ -69,7 +74,7 @@ bench: $(VENV) web-bundle
 # Every benchmark once at tiny sizes with no timing targets (tests/bench/conftest.py), so a
 # benchmark that errors fails `make test` instead of measuring nothing at the next `make bench`.
 test-bench-smoke: $(VENV) web-bundle
-	NUMI_BENCH_SMOKE=1 $(BIN)/python -m pytest -q tests/bench
+	$(TEST_ENV) NUMI_BENCH_SMOKE=1 $(BIN)/python -m pytest -q -n 2 tests/bench
 
 # Re-pin after changing pyproject.toml's dependencies.
 lock:

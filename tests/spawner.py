@@ -26,9 +26,10 @@ import sys
 import threading
 
 # The libraries a server loads on start-up and in its first turn (the warm-up imports the
-# SDKs). Numi's own modules are not among them: some read the environment as they load, and
-# each child has its own.
+# SDKs; an MCP server's first use imports the MCP client, over a second of CPU). Numi's own
+# modules are not among them: some read the environment as they load, and each child has its own.
 PRELOAD = ("flask", "flask_sock", "werkzeug.serving", "peewee", "keyring", "websockets", "openai", "anthropic",
+           "mcp", "mcp.client.streamable_http", "mcp_types", "watchdog.observers",
            "http.server", "sqlite3", "email.parser", "logging.handlers", "concurrent.futures")
 
 
@@ -39,9 +40,11 @@ def _preload() -> None:
 
     for name in PRELOAD:
         importlib.import_module(name)
-    # Each child compiles Numi's modules once for all: the bytecode goes to a folder of
-    # this process's, never into the tree, even where PYTHONDONTWRITEBYTECODE is set.
-    sys.pycache_prefix = tempfile.mkdtemp(prefix="numi-spawner-pyc-")
+    # Numi's modules are compiled once for all children: into PYTHONPYCACHEPREFIX when set
+    # (make test sets it), else a folder of this process's; never into the tree, even where
+    # PYTHONDONTWRITEBYTECODE is set.
+    if not sys.pycache_prefix:
+        sys.pycache_prefix = tempfile.mkdtemp(prefix="numi-spawner-pyc-")
     sys.dont_write_bytecode = False
 
 
