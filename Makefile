@@ -40,10 +40,10 @@ test: test-py
 	@$(MAKE) --no-print-directory test-js
 	@$(MAKE) --no-print-directory test-bench-smoke
 
-# Every Python the tests start (servers, MCP servers, the desktop app, the CLI) keeps its
-# bytecode in one cache in .venv, also where PYTHONDONTWRITEBYTECODE is set: Numi is compiled
-# once, not by each of them. Nothing is written into the tree.
-TEST_ENV := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/cache/pyc
+# Every Python the tests start (servers, MCP servers, the desktop app, the CLI) may keep its
+# bytecode, also where PYTHONDONTWRITEBYTECODE is set: Numi is compiled once (into __pycache__,
+# which git ignores), not by each of them, and the libraries use what pip compiled.
+TEST_ENV := PYTHONDONTWRITEBYTECODE=
 
 # Four workers (pytest-xdist): most of a test's time is spent waiting on a server, a browser
 # or a model script, so four keep two cores busy (docs/BENCHMARKS.md, "The suite").

@@ -40,12 +40,11 @@ def _preload() -> None:
 
     for name in PRELOAD:
         importlib.import_module(name)
-    # Numi's modules are compiled once for all children: into PYTHONPYCACHEPREFIX when set
-    # (make test sets it), else a folder of this process's; never into the tree, even where
-    # PYTHONDONTWRITEBYTECODE is set.
-    if not sys.pycache_prefix:
+    # Numi's modules are compiled once for all children: where PYTHONDONTWRITEBYTECODE is
+    # set (make test unsets it), into a folder of this process's rather than not at all.
+    if sys.dont_write_bytecode and not sys.pycache_prefix:
         sys.pycache_prefix = tempfile.mkdtemp(prefix="numi-spawner-pyc-")
-    sys.dont_write_bytecode = False
+        sys.dont_write_bytecode = False
 
 
 def _run_child(request: dict, out_fd: int) -> None:

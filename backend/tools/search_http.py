@@ -81,6 +81,9 @@ class Answer:
 def request(service: str, method: str, url: str, *, headers: dict, body: bytes | None = None,
             timeout: float, cancel=None) -> Answer:
     """Send one request; the answer whatever its status, or SearchError saying why there is none."""
+    if cancel is not None and cancel.is_set():
+        # Stopped already: nothing goes out (the worker below would send it after we return).
+        raise SearchError(f"Stopped: the search on {service} was cancelled before it started.")
     job = _Job(urllib.request.Request(url, data=body, method=method,
                                       headers={"User-Agent": _USER_AGENT, "Accept-Encoding": "gzip, deflate",
                                                **headers}), timeout)

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.test_attachments import chips, choose_files
-from tests.e2e.ui import CHROMIUM, open_chat, send
+from tests.e2e.ui import CHROMIUM, open_chat, send, wait_chat_ready
 from tests.fakeprovider import script as S
 from tests.sample_files import png
 
@@ -61,6 +61,10 @@ def test_an_image_for_a_model_without_vision_warns_at_once_with_switch_model(pag
     page.keyboard.press("Escape")
     # The model that sees images: the warning goes.
     page.reload()
+    # The picker is opened once the page is whole again: a click on the button the first
+    # paint shows can be undone by the composer drawn after the models arrive.
+    wait_chat_ready(page, "E2E warn vision")
+    expect(page.locator(".composer .model-picker-btn .model-name")).to_have_text("Fake")
     page.locator(".composer .model-picker-btn").click()
     page.locator(".composer .model-search").fill("vision")
     page.locator(".composer .model-search").press("Enter")
