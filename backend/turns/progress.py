@@ -73,13 +73,7 @@ class CallProgress:
             elif not output:
                 return
             self._pending = True
-            wait = self._sent + INTERVAL - self._clock()
-            if wait <= 0:
-                self._send()
-            elif self._timer is None:
-                self._timer = threading.Timer(wait, self._flush)
-                self._timer.daemon = True
-                self._timer.start()
+            self._send_or_wait()
 
     def close(self) -> None:
         """The call ended: nothing more is published for it (its `tool_end` says the rest)."""
@@ -89,12 +83,28 @@ class CallProgress:
                 self._timer.cancel()
                 self._timer = None
 
+    def _send_or_wait(self) -> None:
+        """Under the lock: send what is pending now if INTERVAL has passed, else once it has."""
+        wait = self._sent + INTERVAL - self._clock()
+        if wait > 0:
+            if self._timer is None:
+                self._timer = threading.Timer(wait, self._flush)
+                self._timer.daemon = True
+                self._timer.start()
+            return
+        if self._timer is not None:
+            # A timer that is late (a loaded machine) must not send again right after this.
+            self._timer.cancel()
+            self._timer = None
+        self._send()
+
     def _flush(self) -> None:
         with self._lock:
             self._timer = None
             if self._pending and not self._closed:
                 try:
-                    self._send()
+                    # The timer may have run after a send in report() anyway: wait again then.
+                    self._send_or_wait()
                 except Exception:
                     log.exception("progress of call %s could not be published", self.call_id)
 
