@@ -34,11 +34,10 @@ web-bundle: $(VENV)
 run: $(VENV) web-bundle
 	$(BIN)/numi
 
-# Python first, then the web UI's tests, then every benchmark at tiny sizes; `make test-py` /
-# `make test-js` run one side.
+# Python first, every benchmark among it once at tiny sizes, then the web UI's tests;
+# `make test-py` / `make test-js` run one side.
 test: test-py
 	@$(MAKE) --no-print-directory test-js
-	@$(MAKE) --no-print-directory test-bench-smoke
 
 # Every Python the tests start (servers, MCP servers, the desktop app, the CLI) may keep its
 # bytecode, also where PYTHONDONTWRITEBYTECODE is set: Numi is compiled once (into __pycache__,
@@ -46,9 +45,12 @@ test: test-py
 TEST_ENV := PYTHONDONTWRITEBYTECODE=
 
 # Four workers (pytest-xdist): most of a test's time is spent waiting on a server, a browser
-# or a model script, so four keep two cores busy (docs/BENCHMARKS.md, "The suite").
+# or a model script, so four keep two cores busy (docs/BENCHMARKS.md, "The suite"). The
+# benchmarks run in the same pool at tiny sizes with no timing targets (NUMI_BENCH_SMOKE=1,
+# tests/bench/conftest.py), so a benchmark that errors fails make test instead of measuring
+# nothing at the next `make bench`.
 test-py: $(VENV) web-bundle lint
-	$(TEST_ENV) $(BIN)/python -m pytest -q -n 4 --dist worksteal --durations=12 tests --ignore=tests/bench
+	$(TEST_ENV) NUMI_BENCH_SMOKE=1 $(BIN)/python -m pytest -q -n 4 --dist worksteal --durations=12 tests
 
 # The checks that read the code (pyproject.toml has their settings): the import contracts
 # ([tool.importlinter]; README, "Architecture": imports go only downward, never in a cycle),
@@ -71,8 +73,7 @@ test-js:
 bench: $(VENV) web-bundle
 	$(BIN)/python -m pytest -q -s tests/bench
 
-# Every benchmark once at tiny sizes with no timing targets (tests/bench/conftest.py), so a
-# benchmark that errors fails `make test` instead of measuring nothing at the next `make bench`.
+# The benchmarks alone at tiny sizes, as make test runs them.
 test-bench-smoke: $(VENV) web-bundle
 	$(TEST_ENV) NUMI_BENCH_SMOKE=1 $(BIN)/python -m pytest -q -n 2 tests/bench
 

@@ -1,4 +1,5 @@
-"""`make test` runs every benchmark once at tiny sizes (NUMI_BENCH_SMOKE=1), so none can break unseen."""
+"""`make test` runs every benchmark once at tiny sizes (NUMI_BENCH_SMOKE=1) with the other tests,
+so none can break unseen."""
 import os
 import re
 import subprocess
@@ -15,10 +16,13 @@ def recipe(target: str) -> list[str]:
     return [line.strip() for line in block.group(1).splitlines()]
 
 
-def test_make_test_ends_with_the_benchmark_smoke_run():
-    assert any("test-bench-smoke" in line for line in recipe("test"))
-    [run] = [line for line in recipe("test-bench-smoke") if "pytest" in line]
-    assert " NUMI_BENCH_SMOKE=1 " in f" {run}" and run.endswith(" tests/bench")
+def test_make_test_runs_the_benchmarks_at_tiny_sizes():
+    assert re.search(r"^test: .*\btest-py\b", (ROOT / "Makefile").read_text(), re.M)
+    [run] = [line for line in recipe("test-py") if "pytest" in line]
+    # All of tests/, the benchmarks included, in smoke mode.
+    assert " NUMI_BENCH_SMOKE=1 " in f" {run}" and run.endswith(" tests") and "--ignore" not in run
+    [alone] = [line for line in recipe("test-bench-smoke") if "pytest" in line]
+    assert " NUMI_BENCH_SMOKE=1 " in f" {alone}" and alone.endswith(" tests/bench")
 
 
 def test_smoke_sizes_are_tiny_and_timing_targets_off():
