@@ -20,13 +20,14 @@ from types import SimpleNamespace
 from backend.core import agent
 from backend.core.tools import Tool, ToolRegistry
 from backend.core.types import ModelRequest, StepEnd, TextDelta, ToolCallDelta, ToolCallStart, ToolSpec, Usage
-from backend.features import plans, register_all
+from backend.features import register_all
 from backend.keys import KeyStore
 from backend.store import chats, history
 from backend.store.db import db, open_database
 from backend.store.files import FileStore
 from backend.store.models import Chat, ModelEntry, Provider
 from backend.store.serialize import message_to_dict
+from backend.turns import features
 from backend.turns.events import problems
 from backend.turns.registry import TurnRegistry
 from backend.turns.services import TurnServices
@@ -194,7 +195,7 @@ class Engine:
     def set_mode(self, chat_id: str, mode: str) -> None:
         """Change the chat's mode as `PATCH /api/chats/<id>` does: a plan being carried out stops being one."""
         if chats.mode(chat_id) != mode:
-            plans.mode_changed(chat_id)
+            features.mode_changed(chat_id)
             chats.set_mode(chat_id, mode)
 
     def messages(self, chat_id: str) -> list[dict]:

@@ -8,7 +8,6 @@ from flask import Blueprint, request
 from backend.api.settings import get_setting
 from backend.api.validate import MISSING, Fields, bool_arg, int_arg, json_body
 from backend.errors import ApiError, invalid, not_found
-from backend.features import plans
 from backend.runtime import runtime
 from backend.store import cursor, drafts
 from backend.store.db import db, now
@@ -16,7 +15,7 @@ from backend.store.housekeeping import purge_chats
 from backend.store.models import Chat, Folder, ModelEntry
 from backend.store.serialize import chat_to_dict
 from backend.tools.workspace import same_or_inside
-from backend.turns import modes
+from backend.turns import features, modes
 
 bp = Blueprint("chats", __name__)
 
@@ -216,7 +215,7 @@ def patch_chat(chat_id):
         chat = _chat(chat_id)
         changes = _chat_changes(body, chat)
         if changes.get("mode", chat.mode) != chat.mode:
-            plans.mode_changed(chat.id)
+            features.mode_changed(chat.id)
         for name, value in changes.items():
             setattr(chat, name, value)
         if set(changes) - ORGANISING_FIELDS - {"folder"}:

@@ -132,6 +132,8 @@ class Feature:
     quote: Callable[[Any], Message | None] | None = None
     # Whether the chat is carrying out a plan: modes.py then keeps `update_plan` offered.
     plan_open: Callable[[str], bool] | None = None
+    # The person changed the chat's mode (PATCH /api/chats): plans, e.g., stops carrying one out.
+    mode_changed: Callable[[str], None] | None = None
     events: tuple[events.Event, ...] = ()  # the chat events it publishes
     settings: tuple[settings_store.Section, ...] = ()  # its sections of GET/PATCH /api/settings
     routes: Callable[[Any], None] | None = None  # routes(app): its HTTP routes (called by backend/app.py)
@@ -219,6 +221,13 @@ def quote_of(content_parts) -> Message | None:
 
 def plan_open(chat_id: str) -> bool:
     return any(f.plan_open(chat_id) for f in registered() if f.plan_open is not None)
+
+
+def mode_changed(chat_id: str) -> None:
+    """Tell every feature that the person changed the chat's mode."""
+    for feature in registered():
+        if feature.mode_changed is not None:
+            feature.mode_changed(chat_id)
 
 
 def bind_turn(handle: TurnHandle) -> dict[str, TurnPart]:

@@ -83,6 +83,7 @@ FEATURE = Feature(
     catalog=lambda: [_TOOL],
     quote=_quote,
     plan_open=lambda chat_id: executing(chat_id) is not None,
+    mode_changed=mode_changed,
     bind=_TurnPlans,
     commands={"execute_plan": _execute},
     # CONTRACT §7: update_plan made or changed a plan; `message_id` is the message that carries it.
