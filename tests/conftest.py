@@ -25,6 +25,32 @@ def store(tmp_path):
 
 
 @pytest.fixture
+def database_at(tmp_path):
+    """`database_at(n)`: a database file migrated only to version n, for a migration's test; (path, db)."""
+    import peewee
+
+    from backend.store.db import db
+    from backend.store.migrations import migrate
+
+    opened = []
+
+    def at(version: int):
+        path = tmp_path / "numi.db"
+        old = peewee.SqliteDatabase(str(path))
+        old.connect()
+        opened.append(old)
+        assert migrate(old, target=version) == version
+        return path, old
+
+    yield at
+    for old in opened:
+        if not old.is_closed():
+            old.close()
+    if not db.is_closed():
+        db.close()
+
+
+@pytest.fixture
 def engine(tmp_path):
     """The turn engine in process (tests/engine.py) with the test plugin tools."""
     from tests.engine import Engine, plugin_tools

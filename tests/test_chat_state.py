@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 
-import peewee
 import pytest
 
 from backend.features import plans
 from backend.store import chat_state, housekeeping, settings
 from backend.store.db import db, open_database
-from backend.store.migrations import migrate
 from backend.store.models import Chat, ChatState, Setting
 from backend.turns import approvals
 
@@ -69,16 +67,8 @@ def test_the_paced_purge_takes_the_chats_state_too(store):
 # -- migration 17 ------------------------------------------------------------------------------
 
 @pytest.fixture
-def old_db(tmp_path):
-    path = tmp_path / "numi.db"
-    old = peewee.SqliteDatabase(str(path))
-    old.connect()
-    assert migrate(old, target=16) == 16
-    yield path, old
-    if not old.is_closed():
-        old.close()
-    if not db.is_closed():
-        db.close()
+def old_db(database_at):
+    return database_at(16)
 
 
 def test_migration_moves_each_chats_state_and_drops_what_chats_no_longer_exist_left(old_db):

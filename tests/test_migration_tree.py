@@ -3,26 +3,16 @@ from __future__ import annotations
 
 import time
 
-import peewee
 import pytest
 
 from backend.store import history, lines
 from backend.store.db import db, open_database
-from backend.store.migrations import migrate
 from backend.store.models import Chat, Message
 
 
 @pytest.fixture
-def old_db(tmp_path):
-    path = tmp_path / "numi.db"
-    old = peewee.SqliteDatabase(str(path))
-    old.connect()
-    assert migrate(old, target=10) == 10
-    yield path, old
-    if not old.is_closed():
-        old.close()
-    if not db.is_closed():
-        db.close()
+def old_db(database_at):
+    return database_at(10)
 
 
 def _rows(old, chat_id, rows):
