@@ -10,14 +10,7 @@ import pytest
 from backend.features import questions
 from backend.store import settings
 from backend.turns.registry import CommandError
-
-ITEMS = [
-    {"key": "db", "prompt": "Which database?", "kind": "choice", "allow_other": True,
-     "options": [{"value": "pg", "label": "PostgreSQL"}, {"value": "lite", "label": "SQLite"}]},
-    {"key": "extras", "prompt": "Which extras?", "kind": "multi",
-     "options": [{"value": "auth", "label": "Sign-in"}, {"value": "search", "label": "Search"}]},
-    {"key": "notes", "prompt": "Anything else?", "kind": "text"},
-]
+from tests.test_protocol_questions import ITEMS
 
 
 def start(engine, *after: str):
