@@ -43,8 +43,8 @@ from .conftest import SMOKE, on_target, size, write_artifact
 from .test_history_scale import Sender, pct, summary, verdict
 
 RUNS = size("NUMI_BENCH_CONTEXT_RUNS", 5, 1)
-SEND_RUNS = RUNS * 20  # per kind of chat: 10 sends in each chat
-GET_RUNS = RUNS * 10  # per endpoint and chat
+SEND_RUNS = 2 if SMOKE else RUNS * 20  # per kind of chat: 10 sends in each chat
+GET_RUNS = 2 if SMOKE else RUNS * 10  # per endpoint and chat
 PAIRS = 2 if SMOKE else 10
 LONG = [f"c_ctx_long{i}" for i in range(PAIRS)]
 SHORT = [f"c_ctx_short{i}" for i in range(PAIRS)]
