@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-py test-js test-bench-smoke lint lint-imports bench lock clean web-bundle
+.PHONY: run test test-py pytest test-js test-bench-smoke lint lint-imports bench lock clean web-bundle
 
 # PyGObject (the Linux desktop window and tray) is compiled here and needs
 # libgirepository1.0-dev libcairo2-dev pkg-config gcc: when it cannot be built the
@@ -34,10 +34,12 @@ web-bundle: $(VENV)
 run: $(VENV) web-bundle
 	$(BIN)/numi
 
-# Python first, every benchmark among it once at tiny sizes, then the web UI's tests;
+# The code checks, the Python tests (every benchmark among them once, at tiny sizes) and
+# the web UI's tests run side by side: the Python tests mostly wait on servers and browsers,
+# so the other two fit in their idle CPU. Any one failing fails make test.
 # `make test-py` / `make test-js` run one side.
-test: test-py
-	@$(MAKE) --no-print-directory test-js
+test: $(VENV) web-bundle
+	@$(MAKE) --no-print-directory -j3 lint pytest test-js
 
 # Every Python the tests start (servers, MCP servers, the desktop app, the CLI) may keep its
 # bytecode, also where PYTHONDONTWRITEBYTECODE is set: Numi is compiled once (into __pycache__,
@@ -50,6 +52,9 @@ TEST_ENV := PYTHONDONTWRITEBYTECODE=
 # tests/bench/conftest.py), so a benchmark that errors fails make test instead of measuring
 # nothing at the next `make bench`.
 test-py: $(VENV) web-bundle lint
+	@$(MAKE) --no-print-directory pytest
+
+pytest:
 	$(TEST_ENV) NUMI_BENCH_SMOKE=1 $(BIN)/python -m pytest -q -n 4 --dist worksteal --durations=12 tests
 
 # The checks that read the code (pyproject.toml has their settings): the import contracts
