@@ -4,6 +4,7 @@ import pytest
 
 from backend.features import register_all
 from tests.numi_client import ServerProcess
+from tests.secret_service import secret_service  # noqa: F401 (a fixture)
 
 # The features plug into the engine as the server's Runtime plugs them in, so the parts of the
 # engine tested alone (hubs, tool sets, event checks) know their events and tools.

@@ -1,17 +1,14 @@
-"""What the sandbox tests share: a real Secret Service (a private D-Bus session bus with an unlocked
-gnome-keyring on it, as a person's desktop has), a script that hunts for it the way a prompt-injected
-command would, and finding a command's processes from outside its sandbox."""
+"""What the sandbox tests share: a script that hunts for a Secret Service (tests/secret_service.py)
+the way a prompt-injected command would, and finding a command's processes from outside its sandbox."""
 from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import socket
-import subprocess
 import time
 from pathlib import Path
 
-import pytest
+from tests.secret_service import SecretService  # noqa: F401 (the sandbox tests' import)
 
 # What an approved command written by a prompt-injected model might run: find a session bus
 # (its own environment, other processes' environments, the usual socket folders, abstract sockets)
@@ -86,34 +83,6 @@ for my $address (@buses) {
 }
 print "TRIED ", scalar @buses, "\n";
 '''
-
-
-class SecretService:
-    """gnome-keyring on a D-Bus session bus of its own; `address` is the bus, `stop()` ends both."""
-
-    def __init__(self, root: Path):
-        missing = [t for t in ("dbus-daemon", "gnome-keyring-daemon") if not shutil.which(t)]
-        if missing:
-            pytest.skip(f"{' and '.join(missing)} not installed (apt-get install gnome-keyring dbus)")
-        root.mkdir(parents=True, exist_ok=True)
-        self.bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.address = self.bus.stdout.readline().strip()  # printed once it listens
-        runtime = root / "run"
-        runtime.mkdir(mode=0o700)
-        # A throwaway keyring folder and control socket: never the person's own login keyring.
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root),
-               "DBUS_SESSION_BUS_ADDRESS": self.address, "XDG_DATA_HOME": str(root / "xdg"),
-               "XDG_RUNTIME_DIR": str(runtime)}
-        # Without --foreground it returns once the daemon is up on the bus; it ends with the bus.
-        started = subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], input=b"numi-test",
-                                 env=env, capture_output=True, timeout=30)
-        assert started.returncode == 0, started.stderr[-2000:]
-
-    def stop(self) -> None:
-        self.bus.terminate()
-        self.bus.wait(10)
-        self.bus.stdout.close()
 
 
 def steal_key_command(folder: Path, user: str) -> str:

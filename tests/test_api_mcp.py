@@ -14,7 +14,6 @@ import pytest
 
 from tests.mcp_processes import mcp_server_children
 from tests.test_catalog_file import catalog_path, save_in_place, save_like_editor, status, wait_until
-from tests.test_keys import run_in_secret_service
 
 SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
 SECRET = "Bearer " + "mcp-api-test-4d9e2b7a1c"
@@ -258,39 +257,24 @@ def test_secret_header_values_go_to_the_keyring_only(numi):
     assert _files_containing(numi.data_dir, b"mcp-api-test-4d9e2b7a1c") == []
 
 
-SESSION_SCRIPT = r"""
-import json, sys
-sys.path.insert(0, sys.argv[1])
-from pathlib import Path
-import keyring
-from tests.numi_client import ServerProcess
-
-data_dir, value, out = Path(sys.argv[2]), sys.argv[3], {}
-user = "provider:mcp:web:authorization"  # KeyStore's "provider:" + the MCP secret's id
-body = {"id": "web", "transport": "http", "url": "http://127.0.0.1:9/mcp", "secret_headers": ["Authorization"],
-        "secret_header_values": {"Authorization": value}}
-s = ServerProcess(data_dir).start()
-api = s.api()
-out["keyring"] = api.get("/api/settings").body["keyring"]
-out["set"] = api.post("/api/mcp/servers", body).body["secret_headers_set"]
-out["stored"] = keyring.get_password("numi", user) == value
-s.terminate()
-s = ServerProcess(data_dir).start()
-api = s.api()
-server = api.get("/api/mcp/servers").body[0]
-out["after_restart"] = [server["secret_headers_set"], server["status"]]
-api.delete("/api/mcp/servers/web")
-out["gone"] = keyring.get_password("numi", user) is None
-s.terminate()
-print(json.dumps(out))
-"""
-
-
-def test_real_secret_service(tmp_path):
-    out = run_in_secret_service(tmp_path, SESSION_SCRIPT, SECRET)
-    assert out == {"keyring": {"available": True, "reason": None, "cause": None, "fix": None}, "set": ["Authorization"], "stored": True,
-                   "after_restart": [["Authorization"], {"state": "stopped", "error": None}], "gone": True}
-    assert _files_containing(tmp_path / "data", b"mcp-api-test-4d9e2b7a1c") == []
+def test_real_secret_service(secret_service, start_server, tmp_path):
+    data, user = tmp_path / "data", "provider:mcp:web:authorization"  # KeyStore's "provider:" + the secret's id
+    body = {"id": "web", "transport": "http", "url": "http://127.0.0.1:9/mcp", "secret_headers": ["Authorization"],
+            "secret_header_values": {"Authorization": SECRET}}
+    s = start_server(secret_service.server_env(), data_dir=data)
+    api = s.api()
+    assert api.get("/api/settings").body["keyring"] == {"available": True, "reason": None, "cause": None,
+                                                        "fix": None}
+    assert api.post("/api/mcp/servers", body).body["secret_headers_set"] == ["Authorization"]
+    assert secret_service.password("numi", user) == SECRET
+    s.terminate()
+    api = start_server(secret_service.server_env(), data_dir=data).api()
+    [server] = api.get("/api/mcp/servers").body
+    assert server["secret_headers_set"] == ["Authorization"]
+    assert (server["status"]["state"], server["status"]["error"]) == ("stopped", None)
+    api.delete("/api/mcp/servers/web")
+    assert secret_service.password("numi", user) is None
+    assert _files_containing(data, b"mcp-api-test-4d9e2b7a1c") == []
 
 
 # -- hand edits of catalog.toml ----------------------------------------------------------------

@@ -2,10 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -17,7 +13,6 @@ from keyring.backends import chainer, fail, null
 from backend.keys import KeyStore
 from backend.providers.key_check import key_problem
 
-ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-" + "test-7f3a9c1e5b2d4f6a8c0e"  # built, so no scanner mistakes it for a real key
 
 
@@ -239,53 +234,17 @@ def test_key_lives_only_as_long_as_the_process(server, api, start_server):
 
 # -- a real Secret Service (gnome-keyring in its own D-Bus session) -------------------
 
-SESSION_SCRIPT = r"""
-import json, sys
-sys.path.insert(0, sys.argv[1])
-from pathlib import Path
-import keyring
-from tests.numi_client import ServerProcess
-
-data_dir, key, out = Path(sys.argv[2]), sys.argv[3], {}
-s = ServerProcess(data_dir).start()
-api = s.api()
-out["keyring"] = api.get("/api/settings").body["keyring"]
-pid = api.post("/api/providers", {"kind": "openai", "name": "OpenAI", "api_key": key}).body["id"]
-out["stored"] = keyring.get_password("numi", f"provider:{pid}") == key
-s.terminate()
-s = ServerProcess(data_dir).start()
-api = s.api()
-out["has_key_after_restart"] = api.get("/api/providers").body[0]["has_key"]
-api.delete(f"/api/providers/{pid}/key")
-out["gone"] = keyring.get_password("numi", f"provider:{pid}") is None
-s.terminate()
-print(json.dumps(out))
-"""
-
-
-def run_in_secret_service(tmp_path, script: str, *args: str) -> dict:
-    """Run `script` (Python; it prints one JSON line) in a throwaway D-Bus session with an unlocked
-    gnome-keyring, as a person's desktop provides; skips where those programs are missing."""
-    missing = [tool for tool in ("dbus-run-session", "gnome-keyring-daemon") if not shutil.which(tool)]
-    if missing:
-        pytest.skip(f"{' and '.join(missing)} not installed (apt-get install gnome-keyring dbus dbus-x11)")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHON_KEYRING_BACKEND", "DBUS_SESSION_BUS_ADDRESS")}
-    # A throwaway keyring directory: never the person's own login keyring.
-    env.update(XDG_DATA_HOME=str(tmp_path / "xdg"), KEYRING_PW="numi-test")
-    (tmp_path / "xdg").mkdir()
-    command = ('printf %s "$KEYRING_PW" | gnome-keyring-daemon --unlock --components=secrets >/dev/null; '
-               'exec "$0" -c "$1" "$2" "$3" "$4"')
-    proc = subprocess.run(
-        ["dbus-run-session", "--", "sh", "-c", command, sys.executable, script,
-         str(ROOT), str(tmp_path / "data"), *args],
-        env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def test_real_secret_service(tmp_path):
-    out = run_in_secret_service(tmp_path, SESSION_SCRIPT, SECRET)
-    assert out == {"keyring": {"available": True, "reason": None, "cause": None, "fix": None}, "stored": True,
-                   "has_key_after_restart": True, "gone": True}
-    assert _files_containing(tmp_path / "data", SECRET.encode()) == []
+def test_real_secret_service(secret_service, start_server, tmp_path):
+    data = tmp_path / "data"
+    s = start_server(secret_service.server_env(), data_dir=data)
+    api = s.api()
+    assert api.get("/api/settings").body["keyring"] == {"available": True, "reason": None, "cause": None,
+                                                        "fix": None}
+    pid = api.post("/api/providers", {"kind": "openai", "name": "OpenAI", "api_key": SECRET}).body["id"]
+    assert secret_service.password("numi", f"provider:{pid}") == SECRET
+    s.terminate()
+    api = start_server(secret_service.server_env(), data_dir=data).api()
+    assert api.get("/api/providers").body[0]["has_key"] is True
+    assert api.delete(f"/api/providers/{pid}/key").status == 204
+    assert secret_service.password("numi", f"provider:{pid}") is None
+    assert _files_containing(data, SECRET.encode()) == []

@@ -10,7 +10,7 @@ import pytest
 
 from tests.fakeprovider import script as S
 from tests.fakesearch import KEY, FakeSearch, unused_port
-from tests.test_keys import _files_containing, run_in_secret_service
+from tests.test_keys import _files_containing
 from tests.test_protocol_modes import call, offered, tooled, turn  # noqa: F401 (tooled: a fixture)
 
 OFF = {"backend": None, "has_key": False, "needs_key": False, "problem": None}
@@ -133,37 +133,21 @@ def test_a_search_key_lives_in_memory_only_without_a_keyring(setup, start_server
     assert again.get("/api/settings").body["web_search"]["has_key"] is False
 
 
-SESSION_SCRIPT = r"""
-import json, sys
-sys.path.insert(0, sys.argv[1])
-from pathlib import Path
-import keyring
-from tests.numi_client import ServerProcess
-
-data_dir, key, out = Path(sys.argv[2]), sys.argv[3], {}
-s = ServerProcess(data_dir).start()
-api = s.api()
-api.patch("/api/settings", {"web_search": {"backend": "brave"}})
-out["put"] = api.put("/api/settings/web_search/key", {"api_key": key}).status
-out["stored"] = keyring.get_password("numi", "search:brave") == key
-out["not_a_provider"] = keyring.get_password("numi", "provider:brave") is None
-s.terminate()
-s = ServerProcess(data_dir).start()
-api = s.api()
-out["after_restart"] = api.get("/api/settings").body["web_search"]
-out["delete"] = api.delete("/api/settings/web_search/key").status
-out["gone"] = keyring.get_password("numi", "search:brave") is None
-s.terminate()
-print(json.dumps(out))
-"""
-
-
-def test_search_key_in_a_real_secret_service(tmp_path):
-    out = run_in_secret_service(tmp_path, SESSION_SCRIPT, KEY)
-    assert out == {"put": 204, "stored": True, "not_a_provider": True,
-                   "after_restart": {"backend": "brave", "has_key": True, "needs_key": True, "problem": None},
-                   "delete": 204, "gone": True}
-    assert _files_containing(tmp_path / "data", KEY.encode()) == []
+def test_search_key_in_a_real_secret_service(secret_service, start_server, tmp_path):
+    data = tmp_path / "data"
+    s = start_server(secret_service.server_env(), data_dir=data)
+    api = s.api()
+    api.patch("/api/settings", {"web_search": {"backend": "brave"}})
+    assert api.put("/api/settings/web_search/key", {"api_key": KEY}).status == 204
+    assert secret_service.password("numi", "search:brave") == KEY
+    assert secret_service.password("numi", "provider:brave") is None  # not a provider's key
+    s.terminate()
+    api = start_server(secret_service.server_env(), data_dir=data).api()
+    assert api.get("/api/settings").body["web_search"] == {"backend": "brave", "has_key": True, "needs_key": True,
+                                                            "problem": None}
+    assert api.delete("/api/settings/web_search/key").status == 204
+    assert secret_service.password("numi", "search:brave") is None
+    assert _files_containing(data, KEY.encode()) == []
 
 
 # --- offering ------------------------------------------------------------------------------
