@@ -17,6 +17,8 @@ from tests.test_catalog_file import catalog_path, save_in_place, save_like_edito
 
 SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
 SECRET = "Bearer " + "mcp-api-test-4d9e2b7a1c"
+# A server that never asked for a sign-in, on a machine without a keyring (CONTRACT §15).
+NO_AUTH = {"auth": None, "account": None, "auth_error": None, "auth_storage": "memory"}
 KEYLIKE = "sk-" + "mcp-api-test-0123456789abcdef"  # built, so no scanner mistakes it for a real key
 STOP_DEADLINE_S = 20.0  # a server process ends within the SDK's stop escalation (~6 s)
 
@@ -61,18 +63,18 @@ def test_created_server_is_listed_stopped_then_started_by_its_tools(numi):
     assert r.status == 201, r
     expected = {"id": "t", "transport": "stdio", "command": sys.executable, "args": [SERVER], "env": {},
                 "cwd": None, "url": None, "headers": {}, "secret_headers": [], "secret_headers_set": [],
-                "enabled": True, "call_timeout": 60, "status": {"state": "stopped", "error": None}}
+                "enabled": True, "call_timeout": 60, "status": {"state": "stopped", "error": None, **NO_AUTH}}
     assert r.body == expected
     assert api.get("/api/mcp/servers").body == [expected]
     assert api.get("/api/mcp/servers/t").body == expected
     assert mcp_server_children(numi.proc.pid) == set()  # listing never starts a server
     r = api.get("/api/mcp/servers/t/tools")
-    assert r.status == 200 and r.body == {"status": {"state": "stopped", "error": None}, "tools": None}, r
+    assert r.status == 200 and r.body == {"status": {"state": "stopped", "error": None, **NO_AUTH}, "tools": None}, r
     assert mcp_server_children(numi.proc.pid) == set()  # nor does reading its tools
 
     r = api.post("/api/mcp/servers/t/tools")
     assert r.status == 200, r
-    assert r.body["status"] == {"state": "running", "error": None}
+    assert r.body["status"] == {"state": "running", "error": None, **NO_AUTH}
     tools = {t["mcp_name"]: t for t in r.body["tools"]}
     assert {"echo", "add", "crash", "pid"} <= set(tools)
     assert tools["echo"] == {"name": "mcp__t__echo", "mcp_name": "echo", "description": "Echo the text back.",
@@ -80,7 +82,7 @@ def test_created_server_is_listed_stopped_then_started_by_its_tools(numi):
                              "fingerprint": tools["echo"]["fingerprint"]}
     assert tools["echo"]["input_schema"]["properties"]["text"]["type"] == "string"
     assert len(tools["echo"]["fingerprint"]) == 64
-    assert listed(api)["t"]["status"] == {"state": "running", "error": None}
+    assert listed(api)["t"]["status"] == {"state": "running", "error": None, **NO_AUTH}
     assert len(mcp_server_children(numi.proc.pid)) == 1
     assert api.get("/api/mcp/servers/t/tools").body == r.body  # as listed, without asking the server again
 
@@ -104,7 +106,7 @@ def test_a_server_that_cannot_start_is_a_502_with_the_reason(numi):
     sentence = ("The MCP server 'gone' could not start: the command '/nonexistent/numi-mcp' was not found. "
                 "Check it in Settings → MCP servers.")
     assert r.status == 502 and r.body == {"error": {"code": "mcp_unavailable", "message": sentence}}, r
-    assert listed(api)["gone"]["status"] == {"state": "crashed", "error": sentence}
+    assert listed(api)["gone"]["status"] == {"state": "crashed", "error": sentence, **NO_AUTH}
 
 
 # -- restart and delete --------------------------------------------------------------------
@@ -127,13 +129,13 @@ def test_restart_brings_a_crashed_server_back(numi):
     assert r.status == 502 and r.body["error"]["message"] == crashed["error"]
 
     r = api.post("/api/mcp/servers/t/restart")
-    assert r.status == 200 and r.body == {"state": "running", "error": None}, r
+    assert r.status == 200 and r.body == {"state": "running", "error": None, **NO_AUTH}, r
     [second] = mcp_server_children(numi.proc.pid)
     assert second != first
     # A new process has listed nothing yet.
-    assert api.get("/api/mcp/servers/t/tools").body == {"status": {"state": "running", "error": None}, "tools": None}
+    assert api.get("/api/mcp/servers/t/tools").body == {"status": {"state": "running", "error": None, **NO_AUTH}, "tools": None}
     assert api.post("/api/mcp/servers/t/tools").status == 200
-    assert api.post("/api/mcp/servers/t/restart").body == {"state": "running", "error": None}
+    assert api.post("/api/mcp/servers/t/restart").body == {"state": "running", "error": None, **NO_AUTH}
     third = mcp_server_children(numi.proc.pid)
     assert len(third) == 1 and third != {second}  # a running server is replaced too
 
@@ -230,7 +232,7 @@ def test_secret_header_values_go_to_the_keyring_only(numi):
                                           "secret_header_values": {"Authorization": SECRET}})
     assert r.status == 201, r
     assert (r.body["secret_headers"], r.body["secret_headers_set"]) == (["Authorization"], ["Authorization"])
-    assert r.body["status"] == {"state": "stopped", "error": None}
+    assert r.body["status"] == {"state": "stopped", "error": None, **NO_AUTH}
     assert file_servers(numi) == [{"id": "web", "transport": "http", "url": "http://127.0.0.1:9/mcp",
                                    "headers": {"X-Team": "blue"}, "secret_headers": ["Authorization"],
                                    "enabled": True, "call_timeout": 60}]
@@ -294,7 +296,7 @@ def test_hand_edits_add_and_remove_servers(numi):
 
     save_in_place(path, head + "\n# mine\n" + server_table("t") + "\n" + server_table("u", "call_timeout = 5"))
     added = wait_until(lambda: listed(api).get("u"), what="server u added")
-    assert added["call_timeout"] == 5 and added["status"] == {"state": "stopped", "error": None}
+    assert added["call_timeout"] == 5 and added["status"] == {"state": "stopped", "error": None, **NO_AUTH}
     assert mcp_server_children(numi.proc.pid) == {pid_t}  # an unchanged server keeps running
 
     save_like_editor(path, head + "\n" + server_table("u", "call_timeout = 5"))

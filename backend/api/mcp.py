@@ -17,7 +17,7 @@ from backend.catalog.toml_file import ID_RE
 from backend.errors import ApiError, not_found
 from backend.runtime import runtime
 from backend.store.models import McpServer
-from backend.tools.mcp_config import McpError
+from backend.tools.mcp_config import McpError, SignInNotNeeded
 
 bp = Blueprint("mcp", __name__)
 
@@ -64,8 +64,18 @@ def _server_json(row: McpServer) -> dict:
     data = mcp_server_dict(row)
     keys = runtime().keys
     data["secret_headers_set"] = [n for n in data["secret_headers"] if keys.has(rules.secret_id(row.id, n))]
-    data["status"] = _mcp().status(row.id)
+    data["status"] = _status(row.id)
     return data
+
+
+def _status(server_id: str) -> dict:
+    """Its process and its sign-in: {"state", "error", "auth", "account", "auth_error", "auth_storage"}."""
+    status = {**_mcp().status(server_id), **_mcp().auth_status(server_id)}
+    if status["auth"] == "needs_sign_in" and status["state"] == "crashed":
+        # Its session ended only for want of a sign-in: `auth` (and `auth_error`) say so, and a
+        # sign-in starts it again; "crashed" beside that would send the person to the wrong fix.
+        status.update(state="stopped", error=None)
+    return status
 
 
 # -- checking a body ------------------------------------------------------------------------
@@ -279,17 +289,38 @@ def _on_process(server_id: str, action):
 def listed_tools(server_id):
     """What is known without starting anything: a GET never starts a process (CONTRACT §2)."""
     _server(server_id)
-    return {"status": _mcp().status(server_id), "tools": _mcp().listed_tools(server_id)}
+    return {"status": _status(server_id), "tools": _mcp().listed_tools(server_id)}
 
 
 @bp.post("/api/mcp/servers/<server_id>/tools")
 def list_tools(server_id):
     """Start the server if needed and list its tools now."""
     tools = _on_process(server_id, _mcp().list_tools)
-    return {"status": _mcp().status(server_id), "tools": tools}
+    return {"status": _status(server_id), "tools": tools}
 
 
 @bp.post("/api/mcp/servers/<server_id>/restart")
 def restart(server_id):
-    return _on_process(server_id, _mcp().restart)
+    _on_process(server_id, _mcp().restart)
+    return _status(server_id)
+
+
+@bp.post("/api/mcp/servers/<server_id>/sign-in")
+def sign_in(server_id):
+    """Start a sign-in: the URL the app opens in the system browser; the browser comes back to Numi on loopback."""
+    _server(server_id)
+    try:
+        return {"authorize_url": _mcp().sign_in(server_id)}
+    except SignInNotNeeded as exc:
+        raise ApiError(409, "sign_in_not_needed", str(exc)) from None
+    except McpError as exc:
+        raise ApiError(502, "sign_in_failed", str(exc)) from None
+
+
+@bp.delete("/api/mcp/servers/<server_id>/sign-in")
+def sign_out(server_id):
+    """Sign out: the tokens leave the keyring and the server's session ends."""
+    _server(server_id)
+    _mcp().sign_out(server_id)
+    return "", 204
 

@@ -21,7 +21,7 @@ import json
 import re
 import threading
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from backend.core.tools import Tool, report_progress
 from backend.core.types import ToolSpec
@@ -104,7 +104,9 @@ def _decoded_size(data: str) -> int:
 class McpManager:
     """The configured MCP servers, each started on first use, with a blocking API for turn threads."""
 
-    def __init__(self, servers: Iterable[McpServerConfig] = ()):
+    def __init__(self, servers: Iterable[McpServerConfig] = (), vault: Callable[[str], Any] | None = None):
+        """`vault(server name)`: where an HTTP server's sign-in is kept (mcp_auth.TokenVault); None: no sign-ins."""
+        self._vault = vault
         self._lock = threading.Lock()
         self._servers: dict[str, McpConnection] = {}
         self._closed = False
@@ -127,11 +129,14 @@ class McpManager:
             wanted[config.name] = config
         with self._lock:
             old = self._servers
-            self._servers = {name: old[name] if name in old and old[name].config == config else McpConnection(config)
+            self._servers = {name: old[name] if name in old and old[name].config == config else self._connection(config)
                              for name, config in wanted.items()}
             gone = [conn for name, conn in old.items() if self._servers.get(name) is not conn]
         if gone:
             self._wait(_stop_all(gone))
+
+    def _connection(self, config: McpServerConfig) -> McpConnection:
+        return McpConnection(config, self._vault(config.name) if self._vault is not None else None)
 
     def servers(self) -> list[str]:
         with self._lock:
@@ -169,6 +174,19 @@ class McpManager:
     def status(self, server: str) -> dict:
         state, error = self._get(server).state
         return {"state": state, "error": error}
+
+    def auth_status(self, server: str) -> dict:
+        """{"auth", "account", "auth_error"}: its sign-in as known (all None for a server without one)."""
+        conn = self._get(server)
+        return conn.auth.status() if conn.auth is not None else {"auth": None, "account": None, "auth_error": None}
+
+    def sign_in(self, server: str) -> str:
+        """Start a sign-in; the authorization URL for the browser (McpError, or SignInNotNeeded, when none)."""
+        return self._wait(self._get(server).sign_in(), what=f"the sign-in to '{server}'")
+
+    def sign_out(self, server: str) -> None:
+        """Forget the server's tokens and stop its session."""
+        self._wait(self._get(server).sign_out(), what=f"the sign-out from '{server}'")
 
     def close(self) -> None:
         """Stop every server (their processes end) and the loop thread; safe to call twice."""
@@ -228,7 +246,7 @@ class McpManager:
 
 
 async def _stop_all(conns: list[McpConnection]) -> None:
-    await asyncio.gather(*(conn.stop() for conn in conns))
+    await asyncio.gather(*(conn.shutdown() for conn in conns))
 
 
 async def _list_tools(conn: McpConnection) -> list[McpToolInfo]:

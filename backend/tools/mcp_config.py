@@ -7,9 +7,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+OAUTH_KEY_KIND = "mcp-oauth"  # KeyStore kind of an MCP server's sign-in: one JSON value per server id
+
 
 class McpError(ValueError):
     """A failure worded for the person and the model; a ValueError so Numi's tool runner shows it as-is."""
+
+
+class McpAuthError(McpError):
+    """A sign-in or renewal that failed, worded for the person (and the model, when a call fails)."""
+
+
+class NeedsSignIn(McpAuthError):
+    """The MCP server refused the request for want of a sign-in."""
+
+
+class SignInNotNeeded(McpError):
+    """A sign-in was asked of a server that has none."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +38,11 @@ class McpServerConfig:
     headers: dict[str, str] = field(default_factory=dict)
     enabled: bool = True
     call_timeout: float = 60.0  # seconds one tool call may take
+
+    @property
+    def oauth(self) -> bool:
+        """Whether the server may ask for an OAuth sign-in: over HTTP, unless Numi sends its own Authorization."""
+        return self.transport == "http" and "authorization" not in {name.lower() for name in self.headers}
 
     def __post_init__(self):
         if self.transport not in ("stdio", "http"):

@@ -25,7 +25,10 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, Implem
 
 from backend import __version__
 from backend.core import sentences
-from backend.tools.mcp_config import McpError, McpServerConfig  # noqa: F401 (re-exported)
+from backend.tools.mcp_auth import ServerAuth
+from backend.tools.mcp_config import McpAuthError, McpError, McpServerConfig, SignInNotNeeded  # noqa: F401 (re-exported)
+from backend.tools.mcp_sign_in import SignIn
+from backend.tools.mcp_tokens import TokenVault
 
 log = logging.getLogger("numi.mcp")
 
@@ -104,8 +107,11 @@ class _WatchedRead:
 class McpConnection:
     """One configured server, started on demand; its state is read from any thread."""
 
-    def __init__(self, config: McpServerConfig):
+    def __init__(self, config: McpServerConfig, vault: TokenVault | None = None):
         self.config = config
+        # An HTTP server's sign-in, kept for this connection's life (one provider: it renews on time).
+        self.auth = ServerAuth(config.name, config.url, vault) if vault is not None and config.oauth else None
+        self._sign_in: SignIn | None = None
         # (state, error) replaced whole, so a reader on another thread never sees a torn pair.
         self.state: tuple[str, str | None] = ("stopped", None)
         self._client: Client | None = None
@@ -180,9 +186,43 @@ class McpConnection:
         if self._owner is owner:  # kept until now so no call starts a second process mid-stop
             self._owner = None
 
-    async def restart(self) -> None:
+    async def sign_in(self) -> str:
+        """Start a sign-in (ending one still open); returns the URL for the browser."""
+        if self.auth is None:
+            why = ("it runs on this computer" if self.config.transport == "stdio"
+                   else "Numi sends it its own Authorization header")
+            raise SignInNotNeeded(f"The MCP server '{self.name}' has no sign-in: {why}.")
+        await self._end_sign_in()
+        self._sign_in = SignIn(self.config, self.auth, self._signed_in)
+        return await self._sign_in.start()
+
+    async def sign_out(self) -> None:
+        """Forget the tokens and the registration, end a sign-in in progress, and stop the session."""
+        await self._end_sign_in()
+        if self.auth is not None:
+            await anyio.to_thread.run_sync(self.auth.vault.forget)
+            self.auth.signed_out()
+        await self._reset()
+
+    async def shutdown(self) -> None:
+        """Stop for good (removed, changed, or Numi quitting): a sign-in in progress ends too."""
+        await self._end_sign_in()
+        await self.stop()
+
+    async def _signed_in(self) -> None:
+        await self._reset()  # the next use starts with the new tokens, whatever the last start said
+
+    async def _end_sign_in(self) -> None:
+        pending, self._sign_in = self._sign_in, None
+        if pending is not None:
+            await pending.cancel()
+
+    async def _reset(self) -> None:
         await self.stop()
         self._owner, self.state = None, ("stopped", None)
+
+    async def restart(self) -> None:
+        await self._reset()
         if self.config.enabled:
             self._start()
             await asyncio.shield(self._ready)
@@ -235,8 +275,9 @@ class McpConnection:
                     inner = stdio_client(params, errlog=tail.writer)
                 else:
                     # The SDK takes headers through the HTTP client; these are its documented default timeouts.
-                    http = await stack.enter_async_context(
-                        httpx2.AsyncClient(headers=dict(cfg.headers), timeout=httpx2.Timeout(30.0, read=300.0)))
+                    auth = self.auth.provider if self.auth is not None else None
+                    http = await stack.enter_async_context(httpx2.AsyncClient(
+                        headers=dict(cfg.headers), timeout=httpx2.Timeout(30.0, read=300.0), auth=auth))
                     inner = streamable_http_client(cfg.url, http_client=http)
                 read, write = await stack.enter_async_context(inner)
                 if tail is not None:
@@ -247,6 +288,9 @@ class McpConnection:
 
     async def _explain(self, started: bool, error: BaseException | None, timed_out: bool,
                        tail: _StderrTail | None) -> str:
+        auth_error = _find(error, McpAuthError)
+        if auth_error is not None:
+            return str(auth_error)
         last = await tail.last_line() if tail is not None else ""
         said = f" Its last output: {sentences.ended(last)}" if last else ""
         if not started:
@@ -278,6 +322,17 @@ def _leaf(error: BaseException | None) -> BaseException | None:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     return error
+
+
+def _find(error: BaseException | None, kind: type) -> BaseException | None:
+    """The first `kind` anywhere inside the task-group wrappers anyio adds."""
+    if isinstance(error, kind):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            if (found := _find(inner, kind)) is not None:
+                return found
+    return None
 
 
 def _is_closed(error: BaseException) -> bool:

@@ -19,13 +19,14 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import Iterable
 
 from backend.catalog.mcp_file import secret_id
 from backend.core.tools import Tool
 from backend.store import mcp_servers
 from backend.store.db import db
 from backend.store.mcp_servers import McpServerRow
-from backend.tools.mcp_config import McpError, McpServerConfig
+from backend.tools.mcp_config import OAUTH_KEY_KIND, McpError, McpServerConfig, SignInNotNeeded
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +52,14 @@ class McpRuntime:
         self._enabled: tuple[str, ...] = ()
         self._unavailable: dict[str, str] = {}  # server id → why Numi will not start it
         self._listed: dict[str, list[Tool]] = {}  # server id → its tools as last listed (settings screens)
+        self._ids: set[str] | None = None  # the table's server ids at the last reload (None: not read yet)
 
     @property
     def _manager(self):
         if self._manager_ is None:
             from backend.tools.mcp_client import McpManager
-            self._manager_ = McpManager()
+            from backend.tools.mcp_tokens import TokenVault
+            self._manager_ = McpManager(vault=lambda server: TokenVault(self.keys, server))
         return self._manager_
 
     # -- configuration ----------------------------------------------------------------------
@@ -81,6 +84,13 @@ class McpRuntime:
                 self._manager.configure(configs)
             self._unavailable = unavailable
             self._enabled = tuple(c.name for c in configs if c.enabled)
+            ids = {row.id for row in rows}
+            for gone in (self._ids or set()) - ids:  # a removed server's sign-in goes with it
+                self._forget_sign_in(gone)
+            self._ids = ids
+
+    def _forget_sign_in(self, server_id: str) -> None:
+        self.keys.delete(server_id, kind=OAUTH_KEY_KIND)
 
     def _config(self, row: McpServerRow) -> McpServerConfig:
         headers = dict(row.headers or {})
@@ -104,9 +114,10 @@ class McpRuntime:
 
     # -- for turns --------------------------------------------------------------------------
 
-    def tools(self) -> list[Tool]:
-        """The tools of every enabled server, each started on demand; one that fails is left out."""
-        servers = self._enabled
+    def tools(self, servers: Iterable[str] | None = None) -> list[Tool]:
+        """The tools of the enabled servers (`servers`, or all), each started on demand; one that fails is left out."""
+        wanted = None if servers is None else set(servers)
+        servers = tuple(s for s in self._enabled if wanted is None or s in wanted)
         if not servers:
             return []
         with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_STARTS, len(servers)),
@@ -145,6 +156,32 @@ class McpRuntime:
             return self._manager.status(server_id)
         except McpError:  # in the table but not reloaded yet: it is not running either way
             return {"state": "stopped", "error": None}
+
+    def auth_status(self, server_id: str) -> dict:
+        """{"auth", "account", "auth_error", "auth_storage"}: its sign-in (CONTRACT §15); starts nothing."""
+        status = {"auth": None, "account": None, "auth_error": None}
+        if self._manager_ is not None and server_id not in self._unavailable:
+            try:
+                status = self._manager_.auth_status(server_id)
+            except McpError:  # in the table but not reloaded yet: nothing is known of it
+                pass
+        return {**status, "auth_storage": "keyring" if self.keys.status()[0] else "memory"}
+
+    def sign_in(self, server_id: str) -> str:
+        """Start a sign-in; the authorization URL (McpError, SignInNotNeeded when the server has none)."""
+        self._known(server_id)
+        why = self._unavailable.get(server_id)
+        if why is not None:
+            raise SignInNotNeeded(why)
+        return self._manager.sign_in(server_id)
+
+    def sign_out(self, server_id: str) -> None:
+        """Forget its tokens (wherever it stands) and stop its session."""
+        self._known(server_id)
+        if server_id in self._unavailable:
+            self._forget_sign_in(server_id)
+            return
+        self._manager.sign_out(server_id)
 
     def list_tools(self, server_id: str) -> list[dict]:
         """The server's tools as a turn would name them; starts it if needed, McpError when it cannot."""

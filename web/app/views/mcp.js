@@ -6,10 +6,15 @@
 // a 422's sentences show by their fields. Secret header values go to the keyring: only
 // their names come back. Built once with the settings view; it reads its list itself,
 // again after every change (listing never starts a server, so that is cheap).
+// A server that needs OAuth (CONTRACT §15) shows "Needs sign-in" or "Signed in as …" with
+// Sign in / Sign out: Sign in opens the server's page in the system browser and polls the
+// status until it changes (or SIGN_IN_WAIT_MS pass), the sign-in coming back on loopback.
 import { h } from "../dom.js";
 import { get, post, patch, del } from "../api.js";
 import { confirmSheet } from "./folders.js";
 
+const SIGN_IN_WAIT_MS = 5 * 60_000;
+const SIGN_IN_POLL_MS = 1_000;
 const STATE_TEXT = { stopped: "stopped", starting: "starting…", running: "running", crashed: "crashed", unavailable: "unavailable" };
 const enc = encodeURIComponent;
 let forms = 0;
@@ -166,6 +171,7 @@ export class McpSection {
         this.load();
       }));
     this.tools = new Map(); // server id → the tools (or the error) last shown
+    this.waiting = new Map(); // server id → {auth, error, until, timer}: a sign-in open in the browser
     this.editing = null;
     this.el = h("div", { class: "mcp-settings" },
       h("p", { class: "hint" }, "Servers whose tools models may call (as mcp__<server>__<tool>), with the approvals below. "
@@ -212,6 +218,86 @@ export class McpSection {
     } finally {
       await this.load();
     }
+  }
+
+  /** The sign-in line of a server that needs OAuth: its state, the last failure, Sign in / Sign out. */
+  _auth(s) {
+    const st = s.status || {};
+    if (!st.auth) return null;
+    const key = (what) => `${s.id}:${what}`;
+    const waiting = this.waiting.has(s.id);
+    const signedIn = st.auth === "signed_in";
+    const text = waiting ? "Waiting for the browser…" : signedIn ? (st.account ? `Signed in as ${st.account}` : "Signed in") : "Needs sign-in";
+    const button = signedIn && !waiting
+      ? h("button", { type: "button", class: "ghost", dataset: { focusKey: key("sign-out") }, "aria-label": `Sign out of ${s.id}`,
+        onclick: () => this._signOut(s) }, "Sign out")
+      : h("button", { type: "button", class: waiting ? "ghost" : "primary", dataset: { focusKey: key("sign-in") },
+        "aria-label": `${waiting ? "Sign in again to" : "Sign in to"} ${s.id}`, onclick: () => this._signIn(s) },
+      waiting ? "Open the page again" : "Sign in");
+    return h("div", { class: "mcp-auth", dataset: { auth: waiting ? "waiting" : st.auth } },
+      h("div", { class: "row" },
+        h("span", { class: `chip mcp-auth-state${signedIn && !waiting ? " ok" : ""}` }, text),
+        h("span", { class: "spacer" }), button),
+      st.auth_error && !waiting ? h("p", { class: "mcp-error mcp-auth-error", role: "note" }, st.auth_error) : null,
+      st.auth_storage === "memory"
+        ? h("p", { class: "hint mcp-auth-storage" }, "No keyring on this computer: tokens are kept only until Numi quits.") : null);
+  }
+
+  async _signIn(s) {
+    this._stopWaiting(s.id);
+    let url;
+    try {
+      ({ authorize_url: url } = await post(`/api/mcp/servers/${enc(s.id)}/sign-in`));
+    } catch (err) {
+      this.say(`${s.id}: ${err.message}`, true);
+      await this.load();
+      return;
+    }
+    // The desktop window sends an outside address to the system browser; never opened inside.
+    window.open(url, "_blank", "noopener");
+    this.waiting.set(s.id, { auth: s.status?.auth ?? null, error: s.status?.auth_error ?? null,
+                             until: Date.now() + SIGN_IN_WAIT_MS, timer: 0 });
+    this.say(`Sign in to ${s.id} in your browser; this page follows when you are done.`);
+    this.draw();
+    this._poll(s.id);
+  }
+
+  /** Read a waiting server's status every second until its sign-in state or its error changes. */
+  _poll(id) {
+    const w = this.waiting.get(id);
+    if (!w) return;
+    w.timer = setTimeout(async () => {
+      if (this.waiting.get(id) !== w) return;
+      // The settings screen was closed: nobody is looking.
+      if (!this.el.isConnected) { this.waiting.delete(id); return; }
+      let server = null;
+      try { server = await get(`/api/mcp/servers/${enc(id)}`); } catch { /* a passing failure: read again */ }
+      if (this.waiting.get(id) !== w) return;
+      const st = server?.status || {};
+      const changed = server && ((st.auth ?? null) !== w.auth || (st.auth_error ?? null) !== w.error);
+      if (changed || Date.now() >= w.until) {
+        this.waiting.delete(id);
+        if (!changed) this.say(`${id}: the sign-in was not finished in time. Press Sign in to try again.`, true);
+        else if (st.auth === "signed_in") this.say(`Signed in to ${id}${st.account ? ` as ${st.account}` : ""}.`);
+        else this.say(`${id}: ${st.auth_error || "the sign-in did not finish."}`, true);
+        await this.load();
+        return;
+      }
+      this._poll(id);
+    }, SIGN_IN_POLL_MS);
+  }
+
+  _stopWaiting(id) {
+    clearTimeout(this.waiting.get(id)?.timer);
+    this.waiting.delete(id);
+  }
+
+  async _signOut(s) {
+    this._stopWaiting(s.id);
+    await this._act(s, async () => {
+      await del(`/api/mcp/servers/${enc(s.id)}/sign-in`);
+      this.say(`Signed out of ${s.id}; its tokens are forgotten.`);
+    });
   }
 
   _card(s) {
@@ -293,6 +379,7 @@ export class McpSection {
             + (s.secret_headers?.length ? ` · secret headers: ${s.secret_headers.map((n) => `${n}${(s.secret_headers_set || []).includes(n) ? "" : " (no value)"}`).join(", ")}` : ""))),
         h("label", { class: "switch", for: enabled.id }, enabled, " Enabled")),
       s.status?.error ? h("p", { class: "mcp-error", role: "note" }, s.status.error) : null,
+      this._auth(s),
       buttons, toolsBox, edit);
   }
 }

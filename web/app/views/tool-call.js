@@ -82,7 +82,12 @@ export class ToolCallRow {
     this.more = h("button", { type: "button", class: "ghost tool-more", hidden: true, "aria-controls": this.out.id,
                               "aria-expanded": "false", onclick: () => this._toggleAll() });
     this.footer = h("div", { class: "tool-footer hint", hidden: true });
-    const outBody = h("div", { class: "tool-out-body", id: `tool-outbody-${id}` }, this.out, this.more, this.footer);
+    // An MCP call refused for want of a sign-in: the place to sign in, one click away. The link is
+    // the app's own (a fixed route), whatever the output says around it.
+    this.signIn = h("p", { class: "tool-footer hint", hidden: true },
+      h("a", { href: "#/settings/mcp" }, "Open Settings → MCP servers"), " to sign in.");
+    const outBody = h("div", { class: "tool-out-body", id: `tool-outbody-${id}` }, this.out, this.more, this.footer,
+      this.signIn);
     this.outWrap = h("div", { class: "tool-section" }, foldButton("Output", outBody), outBody);
     const argsBody = h("div", { id: `tool-argsbody-${id}` }, this.args);
     this.edited = h("span", { class: "chip edited-chip", hidden: true, title: "You changed the arguments before allowing the call: these are what ran" }, "edited by you");
@@ -150,6 +155,8 @@ export class ToolCallRow {
     this.footer.hidden = !footer || footer.how === "exit";
     this.footer.textContent = footer && footer.how !== "exit" ? footer.note.replace(/^./, (c) => c.toUpperCase()) + "." : "";
     this.output = footer ? footer.body : text ?? "";
+    this.signIn.hidden = !(call.ok === false && (call.name || "").startsWith("mcp__") && /sign in/i.test(text || "")
+      && (text || "").includes("Settings → MCP servers"));
     this._drawOutput();
   }
 
