@@ -28,6 +28,8 @@ def rich_chat(setup, title: str = "Plans: ünïcode / ../<x>") -> str:
     end = sock.until("turn_end", timeout=30)
     assert end["status"] == "completed", sock.of("error")
     sock.close()
+    # Its own tools switched off (CONTRACT §15) travel with its other settings.
+    assert setup.api.patch(f"/api/chats/{chat}", {"tools_off": ["web_search", "mcp__files__*"]}).status == 200
     return chat
 
 

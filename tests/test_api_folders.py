@@ -10,7 +10,8 @@ from tests.numi_client import AppSocket
 from tests.test_api_catalog import assert_invalid, make_model, make_provider
 from tests.test_api_chats import ISO, ids, new_chat, sql
 
-FOLDER_FIELDS = {"id", "name", "model_id", "system_prompt", "params", "mode", "chat_count", "created_at"}
+FOLDER_FIELDS = {"id", "name", "model_id", "system_prompt", "params", "mode", "tools_off", "chat_count",
+                 "created_at"}
 
 
 def new_folder(api, **fields):

@@ -175,6 +175,12 @@ def test_hostile_and_malformed_files_are_refused_and_change_nothing(server, api)
         "bad role": ("x.json", json.dumps(_doc([{"title": "t", "created_at": "2026-01-01T00:00:00Z",
                                                  "messages": [{"role": "wizard", "created_at": "2026-01-01T00:00:00Z"}]}])
                                           ).encode(), 422, "chats[0].messages[0].role"),
+        "too many tools off": ("x.json", json.dumps(_doc([{"title": "t", "created_at": "2026-01-01T00:00:00Z",
+                                                           "tools_off": [f"t{i}" for i in range(501)], "messages": []}])
+                                                    ).encode(), 422, "chats[0].tools_off"),
+        "a tool off that is not a name": ("x.json", json.dumps(_doc([{"title": "t", "created_at": "2026-01-01T00:00:00Z",
+                                                                      "tools_off": [""], "messages": []}])
+                                                               ).encode(), 422, "chats[0].tools_off"),
         "dot-dot entry": ("x.zip", _zip([("numi-export.json", "{}"), ("../evil", "x")]), 422, "outside"),
         "absolute entry": ("x.zip", _zip([("/tmp/evil", "x")]), 422, "outside"),
         "backslash entry": ("x.zip", _zip([("..\\evil", "x")]), 422, "outside"),

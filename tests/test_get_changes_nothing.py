@@ -41,7 +41,7 @@ def test_no_get_route_changes_anything(start_server, fake):
               f"/api/chats/{chat}/export?format=json", f"/api/chats/{chat}/export?format=md", "/api/export",
               "/api/folders", f"/api/folders/{folder}", "/api/trash", "/api/search?q=hello", "/api/approvals",
               f"/api/approvals?chat_id={chat}", f"/api/files/{file_id}", "/api/mcp/servers", "/api/mcp/servers/x",
-              "/api/mcp/servers/x/tools", "/"]
+              "/api/mcp/servers/x/tools", f"/api/chats/{chat}/tools", f"/api/folders/{folder}/tools", "/"]
     before, requests_before = fingerprint(setup.server.data_dir), len(fake.requests)
     for path in routes:
         for method in ("GET", "HEAD"):

@@ -50,7 +50,9 @@ def test_policies_deny_or_allow_without_asking(setup):
     send(sock, "one", "r1")
     assert sock.until("turn_end")["status"] == "completed"
     assert not sock.of("approval_required")
-    assert "turned off for this chat" in setup.fake.requests[1].body["messages"][-1]["content"]
+    # A denied tool is not offered at all (CONTRACT §15): the call is answered as an unknown tool's.
+    assert "guarded" not in [t["function"]["name"] for t in setup.fake.requests[0].body.get("tools", [])]
+    assert "no tool named 'guarded'" in setup.fake.requests[1].body["messages"][-1]["content"]
     # A default for every chat; the chat's own policy, once cleared, no longer hides it.
     assert setup.api.put("/api/approvals/policy", {"tool": "guarded", "policy": "allow"}).status == 200
     assert setup.api.put("/api/approvals/policy", {"chat_id": chat, "tool": "guarded", "policy": None}).status == 200

@@ -170,7 +170,7 @@ def test_deny_still_refuses_without_asking(obeying):
     assert sock.until("turn_end", turn_id=t)["status"] == "completed"
     assert not sock.of("approval_required") and searxng.seen == []
     search = [e for e in sock.of("tool_end", turn_id=t) if e["name"] == "web_search"][0]
-    assert not search["ok"] and "turned off for this chat" in search["output"]
+    assert not search["ok"] and "no tool named 'web_search'" in search["output"]  # denied: never offered
 
 
 def test_an_mcp_tool_that_may_act_asks_after_a_read_and_a_read_only_one_does_not(obeying):

@@ -6,6 +6,7 @@ def register_all(app) -> None:
         approvals,
         backup,
         catalog,
+        chat_tools,
         chats,
         context,
         drafts,
@@ -21,5 +22,5 @@ def register_all(app) -> None:
     )
 
     for module in (catalog, settings, chats, messages, context, files, folders, trash, search, export, importer,
-                   backup, approvals, mcp, drafts):
+                   backup, approvals, mcp, drafts, chat_tools):
         app.register_blueprint(module.bp)

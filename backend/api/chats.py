@@ -10,6 +10,7 @@ from backend.api.validate import MISSING, Fields, bool_arg, int_arg, json_body
 from backend.errors import ApiError, invalid, not_found
 from backend.runtime import runtime
 from backend.store import cursor, drafts
+from backend.store.chats import TOOL_NAME_MAX, TOOLS_OFF_MAX
 from backend.store.db import db, now
 from backend.store.housekeeping import purge_chats
 from backend.store.models import Chat, Folder, ModelEntry
@@ -19,11 +20,12 @@ from backend.turns import features, modes
 
 bp = Blueprint("chats", __name__)
 
-CREATE_FIELDS = ("title", "model_id", "folder_id", "system_prompt", "params", "temporary", "workspace", "mode")
+CREATE_FIELDS = ("title", "model_id", "folder_id", "system_prompt", "params", "temporary", "workspace", "mode",
+                 "tools_off")
 PATCH_FIELDS = CREATE_FIELDS + ("pinned", "archived", "unread")
 READ_ONLY = ("id", "created_at", "updated_at", "running", "awaiting_approval", "awaiting_answer")
 # Filing a chat away, or switching its mode, is not activity in it: these alone do not move it up the list.
-ORGANISING_FIELDS = {"pinned", "archived", "unread", "folder_id", "temporary", "mode"}
+ORGANISING_FIELDS = {"pinned", "archived", "unread", "folder_id", "temporary", "mode", "tools_off"}
 REASONING_EFFORTS = ("off", "low", "medium", "high")
 PAGE_MAX = 200
 STOP_WAIT_S = 5.0
@@ -79,6 +81,26 @@ def _check_params(f: Fields, current: dict):
     return merged
 
 
+def check_tools_off(f: Fields):
+    """`tools_off` (CONTRACT §15): null, or a list of tool names kept as given, duplicates dropped."""
+    value = f.raw("tools_off", False, True)
+    if value is MISSING or value is None:
+        return value
+    if not isinstance(value, list):
+        return f.fail("tools_off", 'Must be a list of tool names, like ["web_search", "mcp__files__*"], '
+                                   "or null.")
+    if len(value) > TOOLS_OFF_MAX:
+        return f.fail("tools_off", f"Must name at most {TOOLS_OFF_MAX} tools (it names {len(value):,}). "
+                                   f"Turn a whole MCP server off as mcp__<server>__* instead of its tools one by one.")
+    for i, name in enumerate(value, 1):
+        if not isinstance(name, str) or not name.strip():
+            return f.fail("tools_off", f"Item {i} must be a tool name, a non-empty string like \"web_search\".")
+        if len(name) > TOOL_NAME_MAX:
+            return f.fail("tools_off", f"Item {i} is {len(name):,} characters long; a tool name has at most "
+                                       f"{TOOL_NAME_MAX}.")
+    return list(dict.fromkeys(value))
+
+
 def _check_ref(f: Fields, name: str, model, what: str, hint: str):
     value = f.text(name, max_len=200, nullable=True)
     if value not in (MISSING, None) and model.get_or_none(model.id == value) is None:
@@ -105,6 +127,8 @@ def _chat_changes(body: dict, current: Chat | None) -> dict:
         "workspace": _check_workspace(f),
         # null on create: the folder's mode, else ask (as when it is left out).
         "mode": f.choice("mode", modes.MODES, nullable=creating),
+        # Never copied from the folder: null follows the folder's list as it is at each request.
+        "tools_off": check_tools_off(f),
     }
     if not creating:
         changes.update(pinned=f.boolean("pinned"), archived=f.boolean("archived"), unread=f.boolean("unread"))

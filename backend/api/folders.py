@@ -1,11 +1,12 @@
 """Folders (our addition to CONTRACT §3, docs/PROTOCOL.md "Folders"): a name and the
-defaults — model, system prompt, params, mode — that new chats created in the folder copy."""
+defaults — model, system prompt, params, mode — that new chats created in the folder copy,
+and the tools its chats leave out (`tools_off`, CONTRACT §15), which they follow live."""
 from __future__ import annotations
 
 from flask import Blueprint
 from peewee import fn
 
-from backend.api.chats import _changed, _check_params, _check_ref
+from backend.api.chats import _changed, _check_params, _check_ref, check_tools_off
 from backend.api.validate import MISSING, Fields, json_body
 from backend.errors import not_found
 from backend.runtime import runtime
@@ -16,7 +17,7 @@ from backend.turns import modes
 
 bp = Blueprint("folders", __name__)
 
-FIELDS = ("name", "model_id", "system_prompt", "params", "mode")
+FIELDS = ("name", "model_id", "system_prompt", "params", "mode", "tools_off")
 READ_ONLY = ("id", "created_at", "chat_count")
 NAME_MAX = 100
 
@@ -50,6 +51,7 @@ def folder_to_dict(folder: Folder, chat_count: int = 0) -> dict:
         "system_prompt": folder.system_prompt or "",
         "params": dict(folder.params or {}),
         "mode": folder.mode or modes.DEFAULT,  # what its new chats start in (CONTRACT §7)
+        "tools_off": list(folder.tools_off) if folder.tools_off is not None else None,
         "chat_count": chat_count,
         "created_at": iso(folder.created_at),
     }
@@ -71,6 +73,7 @@ def _changes(body: dict, current: Folder | None) -> dict:
         "system_prompt": "" if system_prompt is None else system_prompt,
         "params": _check_params(f, {} if current is None else current.params),
         "mode": f.choice("mode", modes.MODES, nullable=True),  # null: new chats start in ask
+        "tools_off": check_tools_off(f),  # null: nothing off
     }
     f.check()
     return {k: v for k, v in changes.items() if v is not MISSING}

@@ -7,10 +7,12 @@ messages go through backend/store/history.py the same way.
 from __future__ import annotations
 
 from backend.store.db import db, now
-from backend.store.models import Chat, ModelEntry, Provider
+from backend.store.models import Chat, Folder, ModelEntry, Provider
 
 # What a turn is handed and reads fields of; only this module queries them.
 ChatRow = Chat
+TOOLS_OFF_MAX = 500  # names in a `tools_off` list (CONTRACT §15)
+TOOL_NAME_MAX = 200
 ModelRow = ModelEntry
 ProviderRow = Provider
 
@@ -34,6 +36,18 @@ def mode(chat_id: str) -> str:
 
 def set_mode(chat_id: str, value: str) -> None:
     Chat.update(mode=value).where(Chat.id == chat_id).execute()
+
+
+def tools_off(chat: Chat) -> tuple[list[str] | None, list[str] | None, list[str]]:
+    """The chat's own `tools_off`, its folder's (None without a folder) and the list that
+    applies: its own unless null, else its folder's, read now so a folder's change reaches
+    its chats at once (CONTRACT §15)."""
+    own = chat.tools_off
+    folder = None
+    if chat.folder_id:
+        folder = Folder.select(Folder.tools_off).where(Folder.id == chat.folder_id).first()
+    inherited = folder.tools_off if folder is not None else None
+    return own, inherited, list(own if own is not None else inherited or [])
 
 
 def touch(chat_id: str) -> None:

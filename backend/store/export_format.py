@@ -3,7 +3,7 @@
 The JSON (docs/PROTOCOL.md, "Export and import"):
 
     {"format": "numi-export", "version": 2, "exported_at": iso, "app_version": str,
-     "chats": [{"id", "title", "model_id", "folder", "system_prompt", "params", "pinned",
+     "chats": [{"id", "title", "model_id", "folder", "system_prompt", "params", "tools_off", "pinned",
                 "archived", "created_at", "updated_at", "active_leaf_id",
                 "messages": [{"id", "parent_id", "role", "content", "reasoning", "reasoning_details",
                               "tool_calls", "tool_call_id", "tool_error", "citation_sources", "status",
@@ -56,6 +56,7 @@ def chat_export(chat: Chat, inline_bytes=None) -> dict:
         "folder": folder.name if folder else None,
         "system_prompt": chat.system_prompt or "",
         "params": dict(chat.params or {}),
+        "tools_off": list(chat.tools_off) if chat.tools_off is not None else None,
         "pinned": bool(chat.pinned),
         "archived": bool(chat.archived),
         "created_at": iso(chat.created_at),

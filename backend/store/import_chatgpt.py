@@ -254,7 +254,7 @@ def _conversation(conv) -> ParsedChat:
     if leaf is None and messages:  # nothing kept on the branch shown last: the last one kept
         leaf = messages[-1]["source_id"]
     return ParsedChat(title=title[:300] or "Imported from ChatGPT", model_id=None, folder=None, system_prompt="",
-                      params={}, pinned=False, archived=False, created_at=created,
+                      params={}, tools_off=None, pinned=False, archived=False, created_at=created,
                       updated_at=updated if updated is not None else created, messages=messages,
                       active=leaf, source_id=f"chatgpt:{_source(ident)}" if ident else None)
 

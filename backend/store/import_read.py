@@ -32,6 +32,7 @@ from pathlib import PurePosixPath
 from typing import TypeGuard
 
 from backend.core.status import COMPLETE, INTERRUPTED, MESSAGE_STATUSES, QUEUED, STREAMING
+from backend.store.chats import TOOL_NAME_MAX, TOOLS_OFF_MAX
 from backend.store.export_format import FORMAT, VERSION, ZIP_JSON
 from backend.store.files import clean_name
 
@@ -87,6 +88,7 @@ class ParsedChat:
     folder: str | None
     system_prompt: str
     params: dict
+    tools_off: list[str] | None  # CONTRACT §15; None: its folder's
     pinned: bool
     archived: bool
     created_at: float
@@ -325,6 +327,7 @@ def _numi_chat(c: _Check, chat, where: str, version: int):
         folder=c.text(chat, "folder", where, nullable=True, max_len=200, default=None),
         system_prompt=c.text(chat, "system_prompt", where, max_len=100_000) or "",
         params=_params(c, _or(chat.get("params"), {}), f"{where}.params"),
+        tools_off=_tools_off(c, chat, where),
         pinned=c.flag(chat, "pinned", where), archived=c.flag(chat, "archived", where),
         created_at=created, updated_at=c.time(chat, "updated_at", where, default=created),
         messages=[_numi_message(c, m, f"{where}.messages[{j}]") for j, m in enumerate(messages)],
@@ -340,6 +343,18 @@ def _numi_chat(c: _Check, chat, where: str, version: int):
         parsed.source_id = f"numi:{source}" if source else None
         _numi_tree(c, chat, messages, parsed, where)
     return parsed
+
+
+def _tools_off(c: _Check, chat: dict, where: str) -> list[str] | None:
+    """A chat's `tools_off` as the API takes it (CONTRACT §15): null, or at most 500 names of at
+    most 200 characters; duplicates dropped."""
+    value = c.json_value(chat, "tools_off", where, list)
+    if value is None:
+        return None
+    if len(value) > TOOLS_OFF_MAX or not all(isinstance(n, str) and 0 < len(n) <= TOOL_NAME_MAX for n in value):
+        return c.fail(f"{where}.tools_off", f"Must be at most {TOOLS_OFF_MAX} tool names, each 1 to "
+                                            f"{TOOL_NAME_MAX} characters.")
+    return list(dict.fromkeys(value))
 
 
 def _numi_tree(c: _Check, chat: dict, messages: list, parsed: ParsedChat, where: str) -> None:

@@ -198,7 +198,8 @@ def _write_hidden(plans: list[Plan], import_id: str, known_models: set, made: li
         if p.target is None:
             Chat.insert(id=p.write_id, title=chat.title, source_id=chat.source_id,
                         model_id=chat.model_id if chat.model_id in known_models else None,
-                        system_prompt=chat.system_prompt, params=chat.params, pinned=chat.pinned,
+                        system_prompt=chat.system_prompt, params=chat.params, tools_off=chat.tools_off,
+                        pinned=chat.pinned,
                         archived=chat.archived, created_at=created, updated_at=chat.updated_at or created,
                         import_id=import_id, deleted_at=hidden_at, temporary=True).execute()
         else:

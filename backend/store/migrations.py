@@ -360,11 +360,21 @@ def _v18_named_migrations(db):
         applied_at REAL NOT NULL)""")
 
 
+def _v19_tools_off(db):
+    """The tools a chat or folder leaves out of its requests (CONTRACT §15): a JSON list of
+    names, NULL for none set (a chat's NULL follows its folder)."""
+    for sql in (
+        "ALTER TABLE chat ADD COLUMN tools_off_json TEXT",
+        "ALTER TABLE folder ADD COLUMN tools_off_json TEXT",
+    ):
+        db.execute_sql(sql)
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
               _v7_workspaces, _v8_mcp_servers, _v9_import_staging, _v10_model_note,
               _v11_message_tree, _v12_import_sources, _v13_compactions,
               _v14_modes_and_plans, _v15_model_found_window, _v16_drafts, _v17_chat_state,
-              _v18_named_migrations]
+              _v18_named_migrations, _v19_tools_off]
 
 
 def schema_version(db) -> int:

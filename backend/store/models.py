@@ -39,6 +39,7 @@ class Folder(Base):
     system_prompt = TextField(null=True)
     params = JsonText(column_name="params_json", default=dict)
     mode = TextField(null=True)  # the mode its new chats start in (CONTRACT §7); None: ask
+    tools_off = JsonText(column_name="tools_off_json", null=True)  # CONTRACT §15; its chats read it live
     created_at = FloatField(default=now)
 
 
@@ -59,6 +60,7 @@ class Chat(Base):
     active_leaf_id = IntegerField(null=True)  # the last message of the branch the person sees
     source_id = TextField(null=True)  # the chat an import made it from (import_write.py)
     mode = TextField(default="ask")  # ask | plan | edit | auto (CONTRACT §7)
+    tools_off = JsonText(column_name="tools_off_json", null=True)  # CONTRACT §15; None: its folder's
     created_at = FloatField(default=now)
     updated_at = FloatField(default=now)
     deleted_at = FloatField(null=True)

@@ -35,6 +35,8 @@ def chat_to_dict(chat, running: bool, full: bool = False, awaiting: bool = False
         data["system_prompt"] = chat.system_prompt or ""
         data["params"] = dict(chat.params or {})
         data["workspace"] = chat.workspace
+        # CONTRACT §15: its own list; null follows its folder's (GET …/tools says what applies).
+        data["tools_off"] = list(chat.tools_off) if chat.tools_off is not None else None
     return data
 
 

@@ -16,7 +16,7 @@ from backend.core.types import Message
 from backend.store import history
 from backend.store.chats import ChatRow
 from backend.store.serialize import files_by_id
-from backend.turns import features
+from backend.turns import features, tools_off
 from backend.turns.context import Plan, TurnSetupError, _attach, plan_request, resolve_model, workspace_folder
 from backend.turns.services import TurnServices
 
@@ -25,10 +25,10 @@ log = logging.getLogger(__name__)
 
 def prepare(services: TurnServices, chat: ChatRow, asked_model_id: str | None = None, continuing: bool = False,
             draft: tuple[Message, int] | None = None):
-    """The chat's model, its tool set and the plan of its next request."""
+    """The chat's model, its tool set (without what it turns off or denies) and the plan of its next request."""
     model = resolve_model(chat, asked_model_id)
     toolset = services.toolsets.for_chat(workspace_folder(chat), bool(model.supports_tools), chat.mode,
-                                         features.plan_open(chat.id))
+                                         features.plan_open(chat.id), tools_off.left_out(chat))
     plan = plan_request(chat, model, services.keys, toolset.specs(), continuing, services.files, draft)
     return model, toolset, plan
 

@@ -9,14 +9,21 @@ nothing outside it nor Numi's data dir (the shell runs sandboxed, its network as
 is offered (backend/turns/modes.py): in plan mode only the tools that change nothing, and
 `update_plan` in plan mode or while a plan is being executed. A workspace's file
 index (watchdog) starts with the first turn that uses it and lives until shutdown.
+
+Before the mode, what the chat leaves out goes (`LeftOut`, CONTRACT §15: its `tools_off`
+and the tools whose policy is `deny`): such a tool is not in the request at all, so a call
+to it is answered as an unknown tool, not as one the mode holds back; an MCP server off as
+a whole (`mcp__<server>__*`) is not even started.
 """
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from backend.core.tools import Tool, ToolRegistry
-from backend.store import settings
+from backend.store import mcp_servers, settings
 from backend.tools.file_index import FileIndex
 from backend.tools.shell import shell_tool
 from backend.tools.workspace import Workspace, workspace_tools
@@ -27,6 +34,38 @@ SHELL_NETWORK = "shell_network"  # the setting: whether sandboxed commands may u
 
 def shell_network() -> bool:
     return bool(settings.get(SHELL_NETWORK))
+
+
+def server_pattern(server_id: str) -> str:
+    """The `tools_off` name that turns a whole MCP server off."""
+    return f"mcp__{server_id}__*"
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """The tools a chat's requests leave out: exact names, and whole MCP servers by pattern."""
+    names: frozenset[str] = frozenset()
+    patterns: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, tools_off: Iterable[str] = (), denied: Iterable[str] = ()) -> LeftOut:
+        off = set(tools_off)
+        patterns = {n for n in off if n.startswith("mcp__") and n.endswith("__*")}
+        return cls(frozenset((off - patterns) | set(denied)), frozenset(patterns))
+
+    def tool(self, name: str) -> bool:
+        return name in self.names
+
+    def server(self, server_id: str) -> bool:
+        return server_pattern(server_id) in self.patterns
+
+
+NOTHING = LeftOut()
+
+
+def enabled_servers() -> list[str]:
+    """The ids of the MCP servers that are turned on, in the table's order."""
+    return [row.id for row in mcp_servers.in_order() if row.enabled]
 
 
 class Toolsets:
@@ -47,8 +86,9 @@ class Toolsets:
         return list(by_name.values())
 
     def for_chat(self, workspace: str | None, model_calls_tools: bool, mode: str = modes.DEFAULT,
-                 plan_open: bool = False) -> ToolRegistry:
-        """`plan_open`: the chat is carrying out a plan (update_plan stays offered)."""
+                 plan_open: bool = False, left_out: LeftOut = NOTHING) -> ToolRegistry:
+        """`plan_open`: the chat is carrying out a plan (update_plan stays offered);
+        `left_out`: what the chat turns off or denies, never offered."""
         tools = ToolRegistry(self.plugins.all())
         if model_calls_tools:
             # The features' tools, each offered as its feature says (backend/turns/features.py).
@@ -57,11 +97,37 @@ class Toolsets:
             if workspace:
                 for tool in self._workspace_tools(workspace):
                     tools.add(tool)
-            if self.mcp is not None:
-                for tool in self.mcp.tools():  # starts servers on demand; one that fails is left out
-                    tools.add(tool)
-        return ToolRegistry(modes.offered(tools.all(), mode, plan_open),
-                            withheld=modes.withheld(tools.all(), mode, plan_open))
+            for tool in self._mcp_tools(left_out):
+                tools.add(tool)
+        kept = [t for t in tools.all() if not left_out.tool(t.name)]
+        return ToolRegistry(modes.offered(kept, mode, plan_open), withheld=modes.withheld(kept, mode, plan_open))
+
+    def _mcp_tools(self, left_out: LeftOut) -> list[Tool]:
+        """The MCP servers' tools, started on demand (one that fails is left out); servers off are never started."""
+        if self.mcp is None:
+            return []
+        if not left_out.patterns:
+            return self.mcp.tools()
+        return self.mcp.tools(servers=[s for s in enabled_servers() if not left_out.server(s)])
+
+    def offerable(self, workspace: str | None, mode: str | None, plan_open: bool = False,
+                  any_workspace: bool = False) -> tuple[list[Tool], list[Tool]]:
+        """What a chat could be offered, as (built-in, MCP as last listed), without starting
+        anything: to a model that calls tools, the workspace tools with a `workspace` (or
+        `any_workspace`: a folder's chats may each have one), by `mode`'s rules (None: every
+        mode's tools). For the tools screens: never run."""
+        tools = ToolRegistry(self.plugins.all())
+        offer = features.Offer(True, workspace, mode or modes.DEFAULT, plan_open, self.keys)
+        for tool in features.offered_tools(offer):
+            tools.add(tool)
+        if workspace or any_workspace:
+            for tool in self._catalog:  # the same specs as a workspace's own (their text names no folder)
+                tools.add(tool)
+        builtin = tools.all()
+        mcp = self.mcp.known_tools() if self.mcp is not None else []
+        if mode is not None:
+            builtin, mcp = modes.offered(builtin, mode, plan_open), modes.offered(mcp, mode, plan_open)
+        return builtin, mcp
 
     def _workspace_tools(self, root: str) -> list[Tool]:
         with self._lock:

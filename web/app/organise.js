@@ -78,6 +78,8 @@ export function organiseActions(hooks) {
       openFolderDialog(folder, async (body) => {
         await patch(`/api/folders/${enc(id)}`, body);
         await refreshFolders();
+        // Its chats follow its tools list live: the open one's meter counts the new one.
+        if (app.session?.chat?.folder_id === id) app.session.refreshContext();
         toast("Folder saved. New chats in it start with these settings.");
       });
     },

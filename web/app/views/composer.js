@@ -9,6 +9,7 @@
 // vision (with "Switch model"), a workspace for a model with tools off (with the setting).
 // Under the box, the model picker chooses the chat's model and the mode switch its mode
 // (Ask, Plan, Edit, Auto: CONTRACT §7; a native select, so keys and screen readers know it);
+// the tools button (a saved chat's) opens the switches of the tools it offers (tools-popover.js);
 // ↑ in the empty box edits
 // the last message sent. What the box holds is counted for the context meter (draft()):
 // `draftChanged` is told after each change, to read the count after a pause when typing
@@ -16,6 +17,7 @@
 // chat-draft.js): kept() is what is saved, restore() puts a kept one back.
 import { h } from "../dom.js";
 import { ModelPicker, rememberModel } from "./model-picker.js";
+import { ToolsPopover } from "./tools-popover.js";
 import { fileUrl, formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
 import { MODES, modeInfo } from "../../js/plans.js";
 import { anyModelSees, noModelSeesSentence } from "../../js/vision.js";
@@ -66,7 +68,11 @@ export class Composer {
     this.modeSelect = h("select", { class: "mode-select", "aria-label": "Mode", dataset: { mode: "ask" },
       onchange: () => { this._drawMode(this.modeSelect.value); this.hooks.setMode?.(this.modeSelect.value); } },
       ...MODES.map((m) => h("option", { value: m.value, title: m.hint }, m.label)));
-    this.foot = h("div", { class: "composer-foot" }, this.picker.el, this.modeSelect, this.note);
+    // The chat view is made for the session just opened (none for a new chat, not saved yet).
+    this.session = app.session;
+    this.tools = new ToolsPopover({ session: () => this.session, model: () => this.model, mode: () => this.mode });
+    this.tools.el.hidden = !this.session;
+    this.foot = h("div", { class: "composer-foot" }, this.picker.el, this.modeSelect, this.tools.el, this.note);
     this.el = h("div", { class: "composer" }, this.queue, this.attachList, this.attachError, this.capsWarning, this.box,
       this.fileInput, this.foot);
     this.queueKey = "";
@@ -338,9 +344,11 @@ export class Composer {
   /** opts: {running, queue: [{message_id, preview, steer}], disabled, note, model, workspace, mode} */
   update({ running, queue, disabled, note, model, workspace, mode }) {
     this._drawMode(mode);
+    this.mode = mode;
     this.model = model || null;
     this.workspace = workspace || "";
     this._drawCaps();
+    if (this.tools.isOpen) this.tools.drawOnTop();
     this.running = running;
     this.disabled = !!disabled;
     this.stopBtn.hidden = !running;

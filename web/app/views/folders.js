@@ -6,6 +6,8 @@ import { h } from "../dom.js";
 import { app } from "../store.js";
 import { sheet } from "./dialogs.js";
 import { MODES } from "../../js/plans.js";
+import { get } from "../api.js";
+import { ToolSwitches } from "./tools-popover.js";
 
 let forms = 0;
 
@@ -14,8 +16,31 @@ function errorText(err) {
 }
 
 /**
+ * The folder's tools switches (CONTRACT §15), read from GET …/tools; saved with the sheet.
+ * `list()` is the tools_off to save, or undefined while nothing was switched.
+ */
+function folderTools(folder) {
+  const box = h("fieldset", { class: "field folder-tools" });
+  const heading = h("legend", {}, "Tools");
+  if (!folder) {
+    box.append(heading, h("p", { class: "hint" }, "Once the folder is made, choose here which tools its chats offer."));
+    return { el: box, list: () => undefined };
+  }
+  let changed;
+  const switches = new ToolSwitches({ by: "folder", label: "Tools its chats offer", onChange: (list) => { changed = list; } });
+  const note = h("p", { class: "hint" }, "Loading…");
+  box.append(heading, h("p", { class: "hint" }, "What chats in this folder offer the model, unless a chat chooses its own. "
+    + "Each group's cost is what it adds to every request."), note, switches.el);
+  get(`/api/folders/${encodeURIComponent(folder.id)}/tools`).then((view) => {
+    note.remove();
+    switches.show(view);
+  }, (err) => { note.textContent = `The tools could not be read: ${err.message}`; note.classList.add("field-error"); });
+  return { el: box, list: () => changed };
+}
+
+/**
  * Create (folder null) or edit a folder: name, and the model, system prompt, temperature,
- * reasoning effort and mode that new chats made in it start with.
+ * reasoning effort and mode that new chats made in it start with, and the tools its chats offer.
  * @param save async (body) => folder; an ApiError it throws is shown in the sheet
  */
 export function openFolderDialog(folder, save) {
@@ -40,6 +65,7 @@ export function openFolderDialog(folder, save) {
       .map(([v, t]) => h("option", { value: v, selected: (p.reasoning_effort || "") === v }, t)));
   const mode = h("select", { id: id("mode") },
     ...MODES.map((m) => h("option", { value: m.value, title: m.hint, selected: (folder?.mode || "ask") === m.value }, m.label)));
+  const tools = folderTools(folder);
   const err = h("div", { class: "field-error", role: "alert" });
   const submit = h("button", { type: "submit", class: "primary" }, folder ? "Save" : "Create folder");
   const form = h("form", { class: "chat-settings folder-form" },
@@ -50,6 +76,7 @@ export function openFolderDialog(folder, save) {
     h("div", { class: "field" }, h("label", { for: id("temp") }, h("span", {}, tempOn, " Temperature "), tempOut), temp),
     h("div", { class: "field" }, h("label", { for: id("effort") }, "Reasoning effort"), effort),
     h("div", { class: "field" }, h("label", { for: id("mode") }, "Mode"), mode),
+    tools.el,
     err,
     h("div", { class: "form-row" }, submit));
   const d = sheet(folder ? `Folder “${folder.name}”` : "New folder", form);
@@ -59,10 +86,12 @@ export function openFolderDialog(folder, save) {
     e.preventDefault();
     if (!name.value.trim()) { err.textContent = "Give the folder a name."; name.focus(); return; }
     const params = { temperature: tempOn.checked ? Number(temp.value) : null, reasoning_effort: effort.value || null };
+    const body = { name: name.value.trim(), model_id: model.value || null, system_prompt: prompt.value, params,
+                   mode: mode.value };
+    if (tools.list() !== undefined) body.tools_off = tools.list();
     submit.disabled = true;
     try {
-      await save({ name: name.value.trim(), model_id: model.value || null, system_prompt: prompt.value, params,
-                   mode: mode.value });
+      await save(body);
       d.close();
     } catch (e2) {
       err.textContent = errorText(e2);
