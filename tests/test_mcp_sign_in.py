@@ -182,6 +182,22 @@ def test_sign_in_then_a_tool_call_in_a_turn(signed):
     assert {ECHO, REVOKE} <= offered
 
 
+def test_a_call_while_signed_out_says_to_sign_in_and_the_turn_goes_on(signed):
+    setup = signed()
+    chat = setup.chat(title="t")
+    # Never signed in: the turn meets the 401, leaves the server out, and the model (which knew
+    # its tools from an earlier chat) calls one anyway.
+    ends, end = run_turn(setup, chat, (ECHO, {"text": "hello"}))
+    assert end["status"] == "completed" and not ends[0]["ok"], ends
+    assert "needs a sign-in" in ends[0]["output"] and "Settings → MCP servers" in ends[0]["output"], ends[0]
+    assert ECHO not in {t["function"]["name"] for t in setup.fake.requests[0].body.get("tools", [])}
+    assert status(setup)["auth"] == "needs_sign_in"
+    # A server the chat switched off says nothing of sign-ins: its tools are simply not there.
+    assert setup.api.patch(f"/api/chats/{chat}", {"tools_off": ["mcp__o__*"]}).status == 200
+    ends, _ = run_turn(setup, chat, (ECHO, {"text": "again"}))
+    assert "no tool named" in ends[0]["output"], ends[0]
+
+
 def test_expired_tokens_are_renewed_without_asking(signed):
     setup = signed()
     # The sign-in's tokens are expired as soon as issued (the server itself honours an hour); a renewed

@@ -62,16 +62,24 @@ def one_spelling(path: str) -> str:
 
 
 class ToolRegistry:
-    def __init__(self, tools: list[Tool] | None = None, withheld: dict[str, str] | None = None):
+    def __init__(self, tools: list[Tool] | None = None, withheld: dict[str, str] | None = None,
+                 withheld_prefixes: dict[str, str] | None = None):
         self._tools: dict[str, Tool] = {}
         # Tools the chat has but does not offer now (its mode), by name: why, for the model.
         self._withheld: dict[str, str] = dict(withheld or {})
+        # Whole groups it cannot offer now, by name prefix (an MCP server waiting for a sign-in,
+        # whose tools could not even be listed): why.
+        self._withheld_prefixes: dict[str, str] = dict(withheld_prefixes or {})
         for tool in tools or []:
             self.add(tool)
 
     def withheld(self, name: str) -> str | None:
-        """Why the chat does not offer a tool it has (its mode), or None."""
-        return None if name in self._tools else self._withheld.get(name)
+        """Why the chat does not offer a tool it has (its mode, a server's sign-in), or None."""
+        if name in self._tools:
+            return None
+        if name in self._withheld:
+            return self._withheld[name]
+        return next((why for prefix, why in self._withheld_prefixes.items() if name.startswith(prefix)), None)
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool

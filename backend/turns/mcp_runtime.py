@@ -140,6 +140,28 @@ class McpRuntime:
             log.exception("MCP server %r left out of this turn", server)
         return []
 
+    def waiting_for_sign_in(self, servers: Iterable[str] | None = None) -> dict[str, str]:
+        """The enabled servers (`servers`, or all) left out for want of a sign-in, by the prefix
+        of their tools' names: the sentence a call to one of them gets; starts nothing."""
+        if self._manager_ is None:
+            return {}
+        from backend.tools.mcp_client import numi_tool_name
+
+        wanted = None if servers is None else set(servers)
+        found = {}
+        for server in self._enabled:
+            if wanted is not None and server not in wanted:
+                continue
+            try:
+                status = self._manager_.auth_status(server)
+            except McpError:  # not reloaded yet: nothing is known of it
+                continue
+            if status["auth"] == "needs_sign_in":
+                found[numi_tool_name(server, "")] = status["auth_error"] or (
+                    f"The MCP server '{server}' needs a sign-in before its tools can run. Sign in in "
+                    f"Settings → MCP servers, then ask again.")
+        return found
+
     def known_tools(self) -> list[Tool]:
         """The enabled servers' tools as last listed, without starting anything."""
         enabled = set(self._enabled)

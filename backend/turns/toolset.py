@@ -97,18 +97,16 @@ class Toolsets:
             if workspace:
                 for tool in self._workspace_tools(workspace):
                     tools.add(tool)
-            for tool in self._mcp_tools(left_out):
+        waiting: dict[str, str] = {}
+        if model_calls_tools and self.mcp is not None:
+            servers = None if not left_out.patterns else [s for s in enabled_servers() if not left_out.server(s)]
+            for tool in self.mcp.tools(servers=servers):  # started on demand; one that fails is left out
                 tools.add(tool)
+            # A server left out for want of a sign-in: a call to one of its tools says so.
+            waiting = self.mcp.waiting_for_sign_in(servers)
         kept = [t for t in tools.all() if not left_out.tool(t.name)]
-        return ToolRegistry(modes.offered(kept, mode, plan_open), withheld=modes.withheld(kept, mode, plan_open))
-
-    def _mcp_tools(self, left_out: LeftOut) -> list[Tool]:
-        """The MCP servers' tools, started on demand (one that fails is left out); servers off are never started."""
-        if self.mcp is None:
-            return []
-        if not left_out.patterns:
-            return self.mcp.tools()
-        return self.mcp.tools(servers=[s for s in enabled_servers() if not left_out.server(s)])
+        return ToolRegistry(modes.offered(kept, mode, plan_open), withheld=modes.withheld(kept, mode, plan_open),
+                            withheld_prefixes=waiting)
 
     def offerable(self, workspace: str | None, mode: str | None, plan_open: bool = False,
                   any_workspace: bool = False) -> tuple[list[Tool], list[Tool]]:
