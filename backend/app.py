@@ -24,8 +24,8 @@ class Config:
     session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     epoch: str = field(default_factory=lambda: secrets.token_hex(6))
     # Seconds between WebSocket pings; a client that misses one pong is closed.
-    ping_interval: float = float(os.environ.get("NUMI_WS_PING_INTERVAL", "25"))
-    db_busy_timeout_ms: int = int(os.environ.get("NUMI_DB_BUSY_TIMEOUT_MS", "5000"))
+    ping_interval: float = field(default_factory=lambda: float(os.environ.get("NUMI_WS_PING_INTERVAL", "25")))
+    db_busy_timeout_ms: int = field(default_factory=lambda: int(os.environ.get("NUMI_DB_BUSY_TIMEOUT_MS", "5000")))
 
 
 def create_app(config: Config) -> Flask:

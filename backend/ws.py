@@ -33,22 +33,29 @@ START_GRACE_S = 1.0
 # that grows thirty times a second reads as continuous. Holding the next text frame
 # until this much time has passed since the last lets coalesce() merge what arrives
 # meanwhile, so the client parses and applies one frame where it would have had thirty.
-TEXT_PACE_S = float(os.environ.get("NUMI_WS_TEXT_PACE_MS", "33")) / 1000
+TEXT_PACE_S = 0.033  # NUMI_WS_TEXT_PACE_MS sets another, read when a socket opens
 # At ordinary rates each delta goes out as soon as it comes (a hold of a few ms merges
 # a burst read in one go): a model writing a hundred deltas a second must not see its
-# text wait up to TEXT_PACE_S. The long pace starts once the deltas come faster than
+# text wait up to the text pace. The long pace starts once the deltas come faster than
 # FAST_DELTAS_PER_S, and ends with the first frame whose deltas came slower.
-QUICK_PACE_S = min(TEXT_PACE_S, 0.008)
+QUICK_PACE_S = 0.008
 FAST_DELTAS_PER_S = 250.0
+
+
+def text_pace_s() -> float:
+    """The text pace this process runs with (its environment, else TEXT_PACE_S)."""
+    raw = os.environ.get("NUMI_WS_TEXT_PACE_MS")
+    return float(raw) / 1000 if raw else TEXT_PACE_S
 TEXT_TYPES = ("content", "reasoning")
 
 
 class TextPacer:
     """How long the writer holds its next frame: see TEXT_PACE_S and QUICK_PACE_S."""
 
-    def __init__(self, pace: float = TEXT_PACE_S, quick: float = QUICK_PACE_S,
+    def __init__(self, pace: float | None = None, quick: float = QUICK_PACE_S,
                  fast_rate: float = FAST_DELTAS_PER_S):
-        self.fast_pace, self.quick_pace, self.fast_rate = pace, quick, fast_rate
+        pace = text_pace_s() if pace is None else pace
+        self.fast_pace, self.quick_pace, self.fast_rate = pace, min(quick, pace), fast_rate
         self.pace = quick
         self.last: float | None = None  # when the last text frame went out (monotonic)
 

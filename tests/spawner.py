@@ -27,19 +27,27 @@ import threading
 
 # The libraries a server loads on start-up and in its first turn (the warm-up imports the
 # SDKs; an MCP server's first use imports the MCP client, over a second of CPU). Numi's own
-# modules are not among them: some read the environment as they load, and each child has its own.
+# modules are loaded too (`_preload`): none reads the environment as it loads (a test in
+# tests/test_spawner.py holds them to that), so each child still takes every setting from its own.
 PRELOAD = ("flask", "flask_sock", "werkzeug.serving", "peewee", "keyring", "websockets", "openai", "anthropic",
            "mcp", "mcp.client.streamable_http", "mcp_types", "watchdog.observers",
            "http.server", "sqlite3", "email.parser", "logging.handlers", "concurrent.futures")
 
 
 def _preload() -> None:
-    """Import the libraries once, and keep Numi's compiled modules for the next child."""
+    """Import the libraries and Numi once, and keep Numi's compiled modules for the next child."""
     import importlib
     import tempfile
 
     for name in PRELOAD:
         importlib.import_module(name)
+    import pkgutil
+
+    import backend
+
+    for info in pkgutil.walk_packages(backend.__path__, "backend."):
+        if not info.name.endswith("__main__"):  # that one runs the server as it loads
+            importlib.import_module(info.name)
     # Numi's modules are compiled once for all children: where PYTHONDONTWRITEBYTECODE is
     # set (make test unsets it), into a folder of this process's rather than not at all.
     if sys.dont_write_bytecode and not sys.pycache_prefix:

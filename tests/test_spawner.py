@@ -1,9 +1,10 @@
 """The test fork server (tests/spawner.py): a forked server is the same process a fresh one is."""
+import ast
 import os
 import signal
 import subprocess
 
-from tests.numi_client import Forked, ServerProcess, _Spawner
+from tests.numi_client import ROOT, Forked, ServerProcess, _Spawner
 
 
 def upload_status(server: ServerProcess, size: int) -> int:
@@ -54,3 +55,36 @@ def test_what_only_a_fresh_interpreter_shows_is_started_fresh(tmp_path):
         assert isinstance(server.proc, subprocess.Popen)
     finally:
         server.stop()
+
+
+def _environment_read_as_it_loads(tree: ast.Module) -> list[int]:
+    """Lines of a module that read the environment outside any function (so, as it loads)."""
+    found = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return  # runs when called, in the child, with the child's environment
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb") \
+                and isinstance(node.value, ast.Name) and node.value.id == "os":
+            found.append(node.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def test_no_numi_module_reads_the_environment_as_it_loads():
+    # The fork server loads every Numi module once; a setting read at import would be the fork
+    # server's, not the server's, and a test that sets it would silently test the default.
+    offenders = {}
+    for path in sorted((ROOT / "backend").rglob("*.py")):
+        lines = _environment_read_as_it_loads(ast.parse(path.read_text(encoding="utf-8")))
+        if lines:
+            offenders[str(path.relative_to(ROOT))] = lines
+    assert offenders == {}, offenders
+    # The check itself sees what it looks for.
+    assert _environment_read_as_it_loads(ast.parse("import os\nX = os.environ.get('A')\n")) == [2]
+    assert _environment_read_as_it_loads(ast.parse("import os\nclass C:\n    x: int = int(os.getenv('A'))\n")) == [3]
+    assert _environment_read_as_it_loads(ast.parse("import os\ndef f():\n    return os.environ\n")) == []
+

@@ -56,7 +56,7 @@ class CompactionFailed(Explained):
 
 
 class SummaryTimedOut(CompactionFailed):
-    """The summary model did not finish within SUMMARY_SECONDS."""
+    """The summary model did not finish within summary_seconds()."""
 
 
 class SummaryStopped(CompactionFailed):
@@ -79,8 +79,9 @@ def _seconds_from_env(name: str, default: float) -> float:
     return value
 
 
-# However slowly a provider trickles, a summary request ends after this long (read at start).
-SUMMARY_SECONDS = _seconds_from_env("NUMI_SUMMARY_SECONDS", 120.0)
+def summary_seconds() -> float:
+    """However slowly a provider trickles, a summary request ends after this long."""
+    return _seconds_from_env("NUMI_SUMMARY_SECONDS", 120.0)
 
 
 @dataclass(frozen=True)
@@ -191,11 +192,12 @@ def _transcript_line(row: HistoryRow, names: dict[str, str]) -> str:
 
 def summarize(request: ModelRequest, cancel: CancelToken | None = None, stream_fn=None) -> str:
     """The summary text; CompactionFailed with a sentence when there is none (SummaryTimedOut
-    past SUMMARY_SECONDS, SummaryStopped when `cancel` ended it)."""
+    past summary_seconds(), SummaryStopped when `cancel` ended it)."""
     from backend.providers import complete_text
     ends = CancelToken()  # `cancel` or the time cap, whichever comes first
     unhook = cancel.on_cancel(lambda: ends.cancel(cancel.reason)) if cancel is not None else (lambda: None)
-    timer = threading.Timer(SUMMARY_SECONDS, lambda: ends.cancel("time"))
+    seconds = summary_seconds()
+    timer = threading.Timer(seconds, lambda: ends.cancel("time"))
     timer.daemon = True
     timer.start()
     try:
@@ -210,7 +212,7 @@ def summarize(request: ModelRequest, cancel: CancelToken | None = None, stream_f
     if ends.is_set():
         if ends.reason == "time":
             raise SummaryTimedOut(f"{request.provider.name} did not finish the summary within "
-                                  f"{SUMMARY_SECONDS:g} seconds")
+                                  f"{seconds:g} seconds")
         raise SummaryStopped("the summary was stopped", ends.reason)
     if not text:
         raise CompactionFailed(f"{request.provider.name} sent an empty summary")
