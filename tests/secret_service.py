@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,38 @@ class SecretService:
         started = subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], input=b"numi-test",
                                  env=env, capture_output=True, timeout=30)
         assert started.returncode == 0, started.stderr[-2000:]
+        self._wait_for_login_keyring()
+
+    def _wait_for_login_keyring(self, timeout: float = 20.0) -> None:
+        """Until the unlocked login keyring is there: the daemon makes it a moment after it
+        answers on the bus, and a client that asks before then is sent to a prompt nobody sees."""
+        import secretstorage
+        from secretstorage.exceptions import SecretServiceNotAvailableException, SecretStorageException
+
+        deadline = time.monotonic() + timeout
+        with self._on_bus():
+            while True:
+                try:
+                    with closing(secretstorage.dbus_init()) as bus:
+                        if not secretstorage.Collection(bus).is_locked():
+                            return
+                except (SecretStorageException, SecretServiceNotAvailableException):
+                    pass
+                assert time.monotonic() < deadline, "gnome-keyring made no unlocked login keyring"
+                time.sleep(0.02)  # polling the daemon's state: there is no event to wait on
+
+    @contextmanager
+    def _on_bus(self):
+        """This process's D-Bus clients talk to this bus for the block."""
+        before = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
+        os.environ["DBUS_SESSION_BUS_ADDRESS"] = self.address
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop("DBUS_SESSION_BUS_ADDRESS", None)
+            else:
+                os.environ["DBUS_SESSION_BUS_ADDRESS"] = before
 
     def server_env(self) -> dict[str, str]:
         """What a Numi server needs in its environment to keep its secrets here."""
@@ -43,15 +77,8 @@ class SecretService:
         """What the keyring holds for (service, user), read as any other program on the bus would."""
         from keyring.backends.SecretService import Keyring
 
-        before = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
-        os.environ["DBUS_SESSION_BUS_ADDRESS"] = self.address  # the backend connects to the bus this names
-        try:
+        with self._on_bus():  # the backend connects to the bus this names
             return Keyring().get_password(service, user)
-        finally:
-            if before is None:
-                os.environ.pop("DBUS_SESSION_BUS_ADDRESS", None)
-            else:
-                os.environ["DBUS_SESSION_BUS_ADDRESS"] = before
 
     def stop(self) -> None:
         self.bus.terminate()
