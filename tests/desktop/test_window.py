@@ -1,5 +1,6 @@
 """The real desktop app under Xvfb: window, sign-in, geometry, tray, single instance, quit."""
 import json
+import time
 
 from PIL import Image
 
@@ -18,8 +19,13 @@ def test_window_loads_signed_in_ui_with_tray_and_one_instance(session, tmp_path)
         numi.wait_line(r"window loaded / .*\(signed in: yes\)", 60)
         # ...and the UI replaced its "Loading" placeholder.
         numi.wait_line(r"UI ready", 60)
-        shot = session.screenshot("window.png")
-        img = Image.open(shot).convert("L")
+        # The page's "ready" comes from its own DOM; WebKit's web process puts the frame on the X
+        # screen a moment later (seconds, on a loaded machine), so the screen is read until it shows.
+        deadline = time.monotonic() + 30
+        while True:
+            img = Image.open(session.screenshot("window.png")).convert("L")
+            if len(img.getcolors(1 << 16) or []) > 8 or time.monotonic() > deadline:
+                break
         assert len(img.getcolors(1 << 16) or []) > 8, "the screenshot is (nearly) one colour: nothing was drawn"
 
         win = find_window(session.env["DISPLAY"])
