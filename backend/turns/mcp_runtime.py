@@ -140,6 +140,10 @@ class McpRuntime:
             log.exception("MCP server %r left out of this turn", server)
         return []
 
+    def enabled(self) -> tuple[str, ...]:
+        """The servers turns may use, in the table's order, as last reloaded (no query)."""
+        return self._enabled
+
     def waiting_for_sign_in(self, servers: Iterable[str] | None = None) -> dict[str, str]:
         """The enabled servers (`servers`, or all) left out for want of a sign-in, by the prefix
         of their tools' names: the sentence a call to one of them gets; starts nothing."""

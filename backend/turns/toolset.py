@@ -99,7 +99,8 @@ class Toolsets:
                     tools.add(tool)
         waiting: dict[str, str] = {}
         if model_calls_tools and self.mcp is not None:
-            servers = None if not left_out.patterns else [s for s in enabled_servers() if not left_out.server(s)]
+            # The runtime's own list, kept equal to the table: a request is built without a query for it.
+            servers = None if not left_out.patterns else [s for s in self.mcp.enabled() if not left_out.server(s)]
             for tool in self.mcp.tools(servers=servers):  # started on demand; one that fails is left out
                 tools.add(tool)
             # A server left out for want of a sign-in: a call to one of its tools says so.
