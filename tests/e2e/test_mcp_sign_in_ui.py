@@ -85,8 +85,12 @@ def test_needs_sign_in_then_signed_in_then_signed_out(page, context, oauth_setup
     expect(auth.locator(".mcp-auth-state")).to_have_text("Needs sign-in")
     expect(page.locator(".mcp-status")).to_have_text(f"o: {error}")
 
-    # The real redirect: the card follows without a reload.
+    # The real redirect: the card follows without a reload. The page reads the status once while
+    # the browser is away first: the failure the new sign-in cleared is no change to stop at.
     url = start_sign_in(page)
+    expect(auth.locator(".mcp-auth-state")).to_have_text("Waiting for the browser…")
+    with page.expect_response(lambda r: r.url.endswith("/api/mcp/servers/o") and r.request.method == "GET"):
+        pass
     expect(auth.locator(".mcp-auth-state")).to_have_text("Waiting for the browser…")
     assert browse(url).status_code == 200
     expect(auth.locator(".mcp-auth-state")).to_have_text(f"Signed in as {ACCOUNT}")

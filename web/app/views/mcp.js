@@ -255,7 +255,9 @@ export class McpSection {
     }
     // The desktop window sends an outside address to the system browser; never opened inside.
     window.open(url, "_blank", "noopener");
-    this.waiting.set(s.id, { auth: s.status?.auth ?? null, error: s.status?.auth_error ?? null,
+    // A started sign-in clears the last one's failure on the server, so the error to compare
+    // with is none: the drawn one would read as a change at the first poll.
+    this.waiting.set(s.id, { auth: s.status?.auth ?? null, error: null,
                              until: Date.now() + SIGN_IN_WAIT_MS, timer: 0 });
     this.say(`Sign in to ${s.id} in your browser; this page follows when you are done.`);
     this.draw();
