@@ -9,6 +9,7 @@ from pathlib import Path
 from flask import Flask
 
 from backend import __version__, errors, security, web_assets
+from backend.lazy_rules import LazyBuildRule
 from backend.store.db import db
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
@@ -32,6 +33,7 @@ def create_app(config: Config) -> Flask:
     from backend.runtime import Runtime
 
     app = Flask(__name__, static_folder=None)
+    app.url_rule_class = LazyBuildRule
     app.config.update(
         PORT=config.port, TOKEN=config.token, SESSION=config.session,
         MAX_CONTENT_LENGTH=64 * 1024 * 1024,
