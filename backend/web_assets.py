@@ -60,12 +60,22 @@ def _sources(web_dir: Path) -> list[Path]:
                   if p.is_file() and not p.relative_to(web_dir).parts[0].startswith(BUNDLE_DIR))
 
 
+# Digests and pages already made in this process, keyed on the files' sizes and change times:
+# what a process forked from one that served web/ (the test suite's fork server) starts with.
+_digests: dict[tuple, str] = {}
+_pages: dict[tuple, str] = {}
+
+
 def _digest(root: Path, files: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
+    stats = ((p, p.stat()) for p in files)
+    key = (root.as_posix(), tuple((p.as_posix(), st.st_mtime_ns, st.st_size) for p, st in stats))
+    if key not in _digests:
+        digest = hashlib.sha256()
+        for path in files:
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+        _digests[key] = digest.hexdigest()[:12]
+    return _digests[key]
 
 
 def source_hash(web_dir: Path) -> str:
@@ -98,7 +108,11 @@ class WebAssets:
         else:
             self.version = source
         self.prefix = f"/v/{self.version}"
-        self.index_html = self._index()
+        # The version hashes every file the page is made from (index.html, the modules, the bundle).
+        page = (web_dir.as_posix(), self.version, self.bundle)
+        if page not in _pages:
+            _pages[page] = self._index()
+        self.index_html = _pages[page]
 
     def _locate(self, name: str) -> tuple[Path, str]:
         """The folder and the name within it that serve `name` (a web/-relative path)."""

@@ -49,6 +49,11 @@ def _preload() -> None:
     for info in pkgutil.walk_packages(backend.__path__, "backend."):
         if not info.name.endswith("__main__"):  # that one runs the server as it loads
             importlib.import_module(info.name)
+    # web/'s hash and page, which every server makes as it starts, made once for all of them.
+    from backend.app import WEB_DIR
+    from backend.web_assets import WebAssets
+
+    WebAssets(WEB_DIR)
     # Numi's modules are compiled once for all children: where PYTHONDONTWRITEBYTECODE is
     # set (make test unsets it), into a folder of this process's rather than not at all.
     if sys.dont_write_bytecode and not sys.pycache_prefix:
