@@ -23,6 +23,17 @@ class SecretService:
         if missing:
             pytest.skip(f"{' and '.join(missing)} not installed (apt-get install gnome-keyring dbus)")
         root.mkdir(parents=True, exist_ok=True)
+        # Now and then on a loaded machine (twice in a day of suite runs) the daemon answers
+        # on the bus but never makes the login keyring: that start is ended and another made.
+        for attempt in range(3):
+            self._start(root / f"try{attempt}")
+            if self._wait_for_login_keyring():
+                return
+            self.stop()
+        raise AssertionError("gnome-keyring made no unlocked login keyring in three starts")
+
+    def _start(self, root: Path) -> None:
+        root.mkdir()
         self.bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.address = self.bus.stdout.readline().strip()  # printed once it listens
@@ -36,11 +47,10 @@ class SecretService:
         started = subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], input=b"numi-test",
                                  env=env, capture_output=True, timeout=30)
         assert started.returncode == 0, started.stderr[-2000:]
-        self._wait_for_login_keyring()
 
-    def _wait_for_login_keyring(self, timeout: float = 20.0) -> None:
-        """Until the unlocked login keyring is there: the daemon makes it a moment after it
-        answers on the bus, and a client that asks before then is sent to a prompt nobody sees."""
+    def _wait_for_login_keyring(self, timeout: float = 10.0) -> bool:
+        """Whether the unlocked login keyring came within `timeout`: the daemon makes it a moment after
+        it answers on the bus, and a client that asks before then is sent to a prompt nobody sees."""
         import secretstorage
         from secretstorage.exceptions import SecretServiceNotAvailableException, SecretStorageException
 
@@ -50,10 +60,11 @@ class SecretService:
                 try:
                     with closing(secretstorage.dbus_init()) as bus:
                         if not secretstorage.Collection(bus).is_locked():
-                            return
+                            return True
                 except (SecretStorageException, SecretServiceNotAvailableException):
                     pass
-                assert time.monotonic() < deadline, "gnome-keyring made no unlocked login keyring"
+                if time.monotonic() > deadline:
+                    return False
                 time.sleep(0.02)  # polling the daemon's state: there is no event to wait on
 
     @contextmanager
