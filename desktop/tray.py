@@ -13,6 +13,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 COUNT_ITEM = 2  # the menu's running-turn count line
+KEEP_ITEM = 4  # "Keep Numi in the tray when the window closes" (after the separator)
 
 
 class Tray:
@@ -51,6 +52,20 @@ class Tray:
         self.icon = pystray.Icon("numi", Image.open(self.icon_path), "Numi", menu=self._menu())
         self._detached = detached
         if detached:
+            # pystray rebuilds the whole menu after every click (its update_menu()), and once a new
+            # Gtk.Menu is shown GTK drops the window's delete events: the close button stops working
+            # (seen after "Keep in tray" was clicked). After the first build the menu is changed in
+            # place, on the GTK thread; the appindicator's D-Bus menu follows.
+            build = self.icon.update_menu
+
+            def update_menu() -> None:
+                if getattr(self.icon, "_menu_handle", None) is None:
+                    build()
+                else:
+                    from gi.repository import GLib
+                    GLib.idle_add(self._sync_gtk)
+
+            self.icon.update_menu = update_menu
             self.icon.run_detached()
         else:
             threading.Thread(target=self.icon.run, name="tray", daemon=True).start()
@@ -61,24 +76,19 @@ class Tray:
         if self.icon is None:
             return
         try:
-            if self._detached:
-                # pystray's update_menu() builds a new Gtk.Menu and shows it, and from then on
-                # GTK drops the window's delete events (the close button stops working). So on
-                # GTK the one label that changes is changed in place, on the GTK thread; the
-                # appindicator's D-Bus menu follows the label.
-                from gi.repository import GLib
-                GLib.idle_add(self._relabel_gtk)
-            else:
-                self.icon.update_menu()
+            self.icon.update_menu()  # on GTK, in place (start)
         except Exception:
             log.exception("desktop: could not refresh the tray menu")
 
-    def _relabel_gtk(self) -> bool:
+    def _sync_gtk(self) -> bool:
+        """The menu's two changing items, changed in place: the count line and the keep-in-tray tick."""
         handle = getattr(self.icon, "_menu_handle", None)
         if handle is not None:
             items = handle.get_children()
-            if len(items) > COUNT_ITEM:
+            if len(items) > KEEP_ITEM:
                 items[COUNT_ITEM].set_label(self._count_text())
+                # set_active emits "toggled", not the "activate" pystray listens to: no click is made.
+                items[KEEP_ITEM].set_active(self.app.state.state.keep_in_tray)
         return False
 
     def stop(self) -> None:

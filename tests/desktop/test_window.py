@@ -51,6 +51,9 @@ def test_window_loads_signed_in_ui_with_tray_and_one_instance(session, tmp_path)
         mark = len(numi.lines)
         tray_click(session.env, bus, items["Keep Numi in the tray when the window closes"])
         numi.wait_line("keep in tray on", after=mark)
+        # The click changed the menu in place: a rebuilt menu (new item ids) makes GTK drop the
+        # window's delete events, and the close below would never arrive.
+        assert tray_menu(session.env, numi.proc.pid)[1] == items
         close_until_closing(numi, session.env["DISPLAY"], after=mark)
         numi.wait_line(r"window closed to the tray \(0 replies running\)", after=mark)
         assert numi.proc.poll() is None
