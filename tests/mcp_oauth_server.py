@@ -186,8 +186,8 @@ async def _answer(send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def serve() -> None:
-    """Listen on a free port, print it, then serve: the port is ready before anyone reads it."""
+async def serve(announce=lambda port: print(port, flush=True)) -> None:
+    """Listen on a free port, announce it (print it), then serve: the port is ready before anyone reads it."""
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -196,8 +196,17 @@ async def serve() -> None:
     sock.listen(16)
     port = sock.getsockname()[1]
     app, _ = build(port)
-    print(port, flush=True)
+    announce(port)
     await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])
+
+
+def run_forked(port_out) -> None:
+    """Serve in a process forked by a multiprocessing forkserver; the port goes back through `port_out`."""
+    def announce(port: int) -> None:
+        port_out.send(port)
+        port_out.close()
+
+    anyio.run(serve, announce)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ token anywhere but the keyring."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import subprocess
 import sys
 import time
@@ -27,13 +28,30 @@ ACCOUNT = "ada@example.test"
 DONE = "You can close this tab and return to Numi."
 
 
+# The OAuth server imports the MCP SDK and its web stack, about 1.5 s of CPU: a multiprocessing
+# forkserver that has imported them once forks each one instead (one forkserver per test process).
+FORKS = multiprocessing.get_context("forkserver")
+FORKS.set_forkserver_preload(["tests.mcp_oauth_server"])
+
+
 class OAuthServer:
-    """tests/mcp_oauth_server.py as a process, with its knobs."""
+    """tests/mcp_oauth_server.py as a process of its own, with its knobs; `path` another such server."""
 
     def __init__(self, path: str = OAUTH_SERVER, *args: str):
-        self.proc = subprocess.Popen([sys.executable, path, *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
-        self.base = f"http://127.0.0.1:{int(self.proc.stdout.readline())}"
+        if path == OAUTH_SERVER and not args:
+            from tests.mcp_oauth_server import run_forked
+
+            port_in, port_out = FORKS.Pipe(duplex=False)
+            self.proc = FORKS.Process(target=run_forked, args=(port_out,), daemon=True)
+            self.proc.start()
+            port_out.close()
+            with port_in:
+                port = port_in.recv()
+        else:
+            self.proc = subprocess.Popen([sys.executable, path, *args], stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, text=True)
+            port = int(self.proc.stdout.readline())
+        self.base = f"http://127.0.0.1:{port}"
         self.url = f"{self.base}/mcp"
 
     def knobs(self, **values) -> dict:
@@ -44,8 +62,12 @@ class OAuthServer:
 
     def close(self) -> None:
         self.proc.kill()
-        self.proc.wait(10)
-        self.proc.stdout.close()
+        if isinstance(self.proc, subprocess.Popen):
+            self.proc.wait(10)
+            self.proc.stdout.close()
+        else:
+            self.proc.join(10)
+            self.proc.close()
 
 
 @pytest.fixture
