@@ -129,11 +129,18 @@ INIT_SCRIPT = r"""
 """
 
 HELD_FRAME_SEEN = """() => new Promise((resolve) => {
+  let done = false;
   new PerformanceObserver((list, obs) => {
-    if (list.getEntries().some((e) => e.duration >= 75)) { obs.disconnect(); resolve(true); }
+    if (list.getEntries().some((e) => e.duration >= 75)) { done = true; obs.disconnect(); resolve(true); }
   }).observe({type: "long-animation-frame"});
-  requestAnimationFrame(() => { const end = performance.now() + 80; while (performance.now() < end); });
-  setTimeout(() => resolve(false), 30000);  // a loaded machine may hold frames back for seconds
+  // One held frame went unreported once in a loaded run: another is held every half second until one is.
+  const hold = () => requestAnimationFrame(() => {
+    const end = performance.now() + 80;
+    while (performance.now() < end);
+    if (!done) setTimeout(hold, 500);
+  });
+  hold();
+  setTimeout(() => { done = true; resolve(false); }, 30000);  // a loaded machine may hold frames back for seconds
 })"""
 
 RESULTS: dict = {}
