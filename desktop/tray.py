@@ -21,7 +21,6 @@ class Tray:
         self.app = app
         self.icon_path = icon_path
         self.icon = None
-        self._detached = False
 
     def _menu(self):
         import pystray
@@ -50,7 +49,6 @@ class Tray:
         from PIL import Image
 
         self.icon = pystray.Icon("numi", Image.open(self.icon_path), "Numi", menu=self._menu())
-        self._detached = detached
         if detached:
             # pystray rebuilds the whole menu after every click (its update_menu()), and once a new
             # Gtk.Menu is shown GTK drops the window's delete events: the close button stops working
@@ -76,7 +74,7 @@ class Tray:
         if self.icon is None:
             return
         try:
-            self.icon.update_menu()  # on GTK, in place (start)
+            self.icon.update_menu()  # on GTK, changed in place (see start)
         except Exception:
             log.exception("desktop: could not refresh the tray menu")
 

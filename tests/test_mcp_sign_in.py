@@ -21,7 +21,6 @@ from tests.fakeprovider import script as S
 from tests.test_catalog_file import wait_until
 
 HERE = Path(__file__).parent
-OAUTH_SERVER = str(HERE / "mcp_oauth_server.py")
 PLAIN_SERVER = str(HERE / "mcp_test_server.py")
 ECHO, REVOKE = "mcp__o__echo", "mcp__o__revoke"
 ACCOUNT = "ada@example.test"
@@ -35,23 +34,17 @@ FORKS.set_forkserver_preload(["tests.mcp_oauth_server"])
 
 
 class OAuthServer:
-    """tests/mcp_oauth_server.py as a process of its own, with its knobs; `path` another such server."""
+    """tests/mcp_oauth_server.py as a process of its own (forked from FORKS), with its knobs."""
 
-    def __init__(self, path: str = OAUTH_SERVER, *args: str):
-        if path == OAUTH_SERVER and not args:
-            from tests.mcp_oauth_server import run_forked
+    def __init__(self):
+        from tests.mcp_oauth_server import run_forked
 
-            port_in, port_out = FORKS.Pipe(duplex=False)
-            self.proc = FORKS.Process(target=run_forked, args=(port_out,), daemon=True)
-            self.proc.start()
-            port_out.close()
-            with port_in:
-                port = port_in.recv()
-        else:
-            self.proc = subprocess.Popen([sys.executable, path, *args], stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, text=True)
-            port = int(self.proc.stdout.readline())
-        self.base = f"http://127.0.0.1:{port}"
+        port_in, port_out = FORKS.Pipe(duplex=False)
+        self.proc = FORKS.Process(target=run_forked, args=(port_out,), daemon=True)
+        self.proc.start()
+        port_out.close()
+        with port_in:
+            self.base = f"http://127.0.0.1:{port_in.recv()}"
         self.url = f"{self.base}/mcp"
 
     def knobs(self, **values) -> dict:
@@ -62,12 +55,8 @@ class OAuthServer:
 
     def close(self) -> None:
         self.proc.kill()
-        if isinstance(self.proc, subprocess.Popen):
-            self.proc.wait(10)
-            self.proc.stdout.close()
-        else:
-            self.proc.join(10)
-            self.proc.close()
+        self.proc.join(10)
+        self.proc.close()
 
 
 @pytest.fixture
@@ -276,15 +265,19 @@ def test_sign_out_forgets_the_tokens_and_ends_a_sign_in_in_progress(signed):
 
 
 def test_a_server_without_a_sign_in_is_a_409(setup):
-    plain = OAuthServer(PLAIN_SERVER, "--http")
+    plain = subprocess.Popen([sys.executable, PLAIN_SERVER, "--http"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
     try:
-        r = setup.api.post("/api/mcp/servers", {"id": "p", "transport": "http", "url": plain.url})
+        url = f"http://127.0.0.1:{int(plain.stdout.readline())}/mcp"  # printed once it listens
+        r = setup.api.post("/api/mcp/servers", {"id": "p", "transport": "http", "url": url})
         assert r.status == 201, r
         r = setup.api.post("/api/mcp/servers/p/sign-in")
         assert r.status == 409 and "does not ask for a sign-in" in r.body["error"]["message"], r
         assert status(setup, "p")["auth"] is None
     finally:
-        plain.close()
+        plain.kill()
+        plain.wait(10)
+        plain.stdout.close()
     r = setup.api.post("/api/mcp/servers", {"id": "s", "transport": "stdio", "command": sys.executable,
                                             "args": [PLAIN_SERVER]})
     assert r.status == 201
