@@ -562,6 +562,10 @@ COLOURS = """([sel, pseudo]) => {
 }"""
 
 
+SETTLED = """() => Promise.allSettled(document.getAnimations()
+  .filter((a) => a instanceof CSSTransition).map((a) => a.finished))"""
+
+
 def contrast(fg, bg) -> float:
     def lum(c):
         ch = [v / 255 for v in c[:3]]
@@ -572,6 +576,9 @@ def contrast(fg, bg) -> float:
 
 
 def low_contrast(page, selectors) -> list[str]:
+    # Colours are read once transitions end: mid-fade (the message actions' opacity as the last
+    # message changes) is not what a person reads.
+    page.evaluate(SETTLED)
     out = []
     for sel in selectors:
         pseudo = "::placeholder" if sel.endswith("::placeholder") else ""
@@ -619,6 +626,7 @@ def test_text_contrast_in_light_and_dark(page, setup):
     send(page, "Shout hi")
     setup.fake.wait_hanging()
     expect(page.locator("details.tool-call")).to_have_attribute("data-state", "ok")
+    expect(page.locator(".msg.assistant .msg-body").last).to_contain_text("The tool said HI.")
     expect(page.locator(".stop-btn")).to_be_visible()
     check("streaming chat", streaming)
     setup.fake.release()
