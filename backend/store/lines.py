@@ -127,5 +127,10 @@ def relink(chat_id: str, con=None) -> None:
         if parent is not None:
             has_child.add(parent)
     updates = [(line[i], 0 if child is not None and line.get(child) == line[i] else 1, i) for i, _, child in rows]
-    (con if con is not None else db.cursor()).executemany(
-        "UPDATE message SET line_id = ?, line_exit = ? WHERE id = ?", updates)
+    sql = "UPDATE message SET line_id = ?, line_exit = ? WHERE id = ?"
+    if con is not None:
+        con.executemany(sql, updates)
+        return
+    # One transaction for the chat's rows, not one (and a journal write) per row.
+    with db.atomic():
+        db.cursor().executemany(sql, updates)
