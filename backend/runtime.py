@@ -58,6 +58,7 @@ class Runtime:
             catalog=self.catalog, chat_changed=self.app_events.chat_changed, open_stream=_open_stream)
         self.turns = TurnRegistry(config, self.services)
         self.auto_backup = None  # started with the rest, in start()
+        self.feature_services = _feature_services(config, self)
 
     def start(self) -> None:
         # Before the first request: catalog.toml is loaded into (or written from) the tables,
@@ -68,6 +69,11 @@ class Runtime:
         self.turns.start()
         self.mcp.reload()
         self.auto_backup = _start_auto_backup(self.config.data_dir)
+        for name, service in self.feature_services.items():
+            try:
+                service.start()
+            except Exception:
+                log.exception("the %s feature could not start; the rest of Numi runs without it", name)
         # The SDKs take most of a second to import; do it now, off the start-up
         # path, rather than in the first turn the person waits on.
         threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
@@ -80,6 +86,11 @@ class Runtime:
         except Exception:
             log.exception("stopping the catalog watcher failed")
         self.turns.shutdown(timeout)
+        for name, service in self.feature_services.items():
+            try:
+                service.stop(min(2.0, timeout))
+            except Exception:
+                log.exception("stopping the %s feature failed", name)
         self.services.tool_pool.shutdown(wait=False, cancel_futures=True)
         self.toolsets.close()
         self.app_events.close()
@@ -90,6 +101,14 @@ class Runtime:
             housekeeping.at_exit(keep=self.turns.running_chat_ids())
         except Exception:
             log.exception("removing temporary chats failed; the next start removes them once idle")
+
+
+def _feature_services(config, rt) -> dict:
+    """Each registered feature's app-wide service, by feature name."""
+    from backend.turns import features
+
+    context = features.AppContext(data_dir=config.data_dir, keys=rt.keys, files=rt.files, catalog=rt.catalog)
+    return {f.name: f.service(context) for f in features.registered() if f.service is not None}
 
 
 def limits_from_env():

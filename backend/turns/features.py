@@ -119,6 +119,25 @@ class TurnRun:
 
 
 @dataclass(frozen=True)
+class AppContext:
+    """What a feature's app-wide service is built with: the server's data dir and its shared stores."""
+    data_dir: Any  # pathlib.Path
+    keys: Any  # the key store (backend/keys.py)
+    files: Any  # attachments (backend/store/files.FileStore)
+    catalog: Any  # providers and models (backend/catalog/service.CatalogService)
+
+
+class FeatureService:
+    """A feature's part of the app that outlives requests and turns (a background indexer, a watcher)."""
+
+    def start(self) -> None:
+        """The database is ready and the server is about to take requests."""
+
+    def stop(self, timeout: float) -> None:
+        """The app is closing: end background work within `timeout` seconds."""
+
+
+@dataclass(frozen=True)
 class Feature:
     """One feature's hooks. `name` is its key: registering a name again replaces the feature."""
     name: str
@@ -144,6 +163,9 @@ class Feature:
     # The turn's outcome (agent.Outcome) when the feature runs the turn itself, else None.
     runs_turn: Callable[[TurnRun], Any] | None = None
     commands: Mapping[str, Callable[..., Any]] = field(default_factory=dict)  # chat commands it carries out
+    # Its app-wide service, one per server (the Runtime starts and stops it); routes reach it through
+    # `service(app, name)`.
+    service: Callable[[AppContext], FeatureService] | None = None
 
 
 _lock = threading.Lock()
@@ -188,6 +210,11 @@ def registered() -> list[Feature]:
 
 def find(name: str) -> Feature | None:
     return _features.get(name)
+
+
+def service(app, name: str) -> Any:
+    """The feature's service in this app (the Runtime made it), or None."""
+    return app.extensions["numi"].feature_services.get(name)
 
 
 def command(name: str) -> Callable[..., Any]:
