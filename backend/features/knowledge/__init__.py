@@ -1,0 +1,19 @@
+"""Knowledge bases: the person's folders and files, read into an index on this machine (CONTRACT §8).
+
+The bases' definitions are a table of numi.db (bases.py); what was read from their files is
+the index file `<data dir>/knowledge/index.db` (index_db.py), kept by the feature's service
+(service.py): it reads files in worker processes with time and memory limits (parse_pool.py,
+readers.py, chunks.py) in the background. Routes: routes.py.
+"""
+from __future__ import annotations
+
+from backend.features.knowledge import bases, routes
+from backend.features.knowledge.service import KnowledgeService
+from backend.turns.features import Feature
+
+FEATURE = Feature(
+    name="knowledge",
+    migrations=(("bases", bases.create_table),),
+    service=KnowledgeService,
+    routes=routes.register,
+)

@@ -1,0 +1,194 @@
+"""The knowledge service: reads each base's files in the background, keeps the index, answers queries.
+
+One scanning thread walks a base's folders and files and hands each changed file to the
+parse pool (worker processes with time and memory limits); what they read goes into the
+index file. A base is `indexing` while a scan of it is queued or running, else `ready`.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from backend.features.knowledge import bases, files
+from backend.features.knowledge.types import Unreadable
+from backend.store.db import short_connection
+from backend.store.models import File
+from backend.store.serialize import iso
+from backend.turns.features import AppContext, FeatureService
+
+if TYPE_CHECKING:
+    from backend.features.knowledge.index_db import KnowledgeIndex
+    from backend.features.knowledge.parse_pool import ParsePool
+
+log = logging.getLogger(__name__)
+
+PARSE_WORKERS = 2
+PARSE_TIMEOUT_S = 60.0
+PARSE_MEMORY_MB = 1024
+
+
+@dataclass
+class Progress:
+    """A scan in progress: documents done of total, and the file being read."""
+    done: int = 0
+    total: int = 0
+    current: str | None = None
+    queued: int = 0  # scans of the base waiting or running
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One file of a base as the scan found it."""
+    key: str  # the absolute path, or "file:<id>" for an uploaded file
+    read_path: str
+    name: str
+    size: int
+    mtime: float | None
+    path: str | None = None
+    file_id: str | None = None
+
+
+class KnowledgeService(FeatureService):
+    def __init__(self, ctx: AppContext):
+        self.ctx = ctx
+        self.index: KnowledgeIndex = None  # type: ignore[assignment]  # opened by start()
+        self.pool: ParsePool | None = None
+        self._jobs: queue.Queue[str | None] = queue.Queue()
+        self._progress: dict[str, Progress] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        from backend.features.knowledge.index_db import KnowledgeIndex
+        from backend.features.knowledge.parse_pool import ParsePool
+
+        self.index = KnowledgeIndex(self.ctx.data_dir / "knowledge" / "index.db")
+        self.pool = ParsePool(workers=PARSE_WORKERS, timeout_s=PARSE_TIMEOUT_S, memory_mb=PARSE_MEMORY_MB)
+        self._thread = threading.Thread(target=self._run, name="knowledge-index", daemon=True)
+        self._thread.start()
+        # Files may have changed while Numi was closed: every base is looked over once.
+        with short_connection():
+            for base in bases.all_bases():
+                self.submit(base.id)
+
+    def stop(self, timeout: float) -> None:
+        self._stopping.set()
+        self._jobs.put(None)
+        if self.pool is not None:
+            self.pool.close()  # a file being read ends now; the next start reads it again
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self.index is not None:
+            self.index.close()
+
+    # --- what the routes ask ----------------------------------------------------------------
+
+    def submit(self, base_id: str) -> None:
+        """Look the base's files over again (in the background)."""
+        with self._lock:
+            progress = self._progress.setdefault(base_id, Progress())
+        with progress.lock:
+            progress.queued += 1
+        self._jobs.put(base_id)
+
+    def forget(self, base_id: str) -> None:
+        """The base was deleted: drop its index."""
+        self.index.remove_base(base_id)
+
+    def to_dict(self, base: bases.Base) -> dict:
+        documents, chunks = self.index.counts(base.id)
+        progress = self._progress.get(base.id)
+        busy = progress is not None and progress.queued > 0
+        out = {"id": base.id, "name": base.name, "paths": base.paths, "file_ids": base.file_ids,
+               "status": "indexing" if busy else "ready", "documents": documents, "chunks": chunks,
+               "updated_at": iso(base.updated_at), "problems": self.index.problems(base.id)}
+        if busy and progress is not None:
+            out["progress"] = {"done": progress.done, "total": progress.total, "current": progress.current}
+        return out
+
+    # --- the scanning thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        with ThreadPoolExecutor(PARSE_WORKERS, thread_name_prefix="knowledge-read") as readers:
+            while not self._stopping.is_set():
+                base_id = self._jobs.get()
+                if base_id is None:
+                    return
+                progress = self._progress[base_id]
+                try:
+                    with short_connection():
+                        base = bases.get(base_id)
+                        sources = self._sources(base) if base is not None else None
+                    if sources is not None:
+                        self._scan(base_id, sources, progress, readers)
+                except Exception:
+                    log.exception("knowledge: reading base %s failed", base_id)
+                finally:
+                    with progress.lock:
+                        progress.queued -= 1
+                        progress.current = None
+
+    def _sources(self, base: bases.Base) -> list[Source]:
+        found = [Source(f.path, f.path, f.path, f.size, f.mtime, path=f.path) for f in files.walk(base.paths)]
+        for row in File.select().where(File.id.in_(base.file_ids)):
+            found.append(Source(f"file:{row.id}", str(self.ctx.files.path(row.sha256)), row.name, row.size, None,
+                                file_id=row.id))
+        return found
+
+    def _scan(self, base_id: str, sources: list[Source], progress: Progress, readers) -> None:
+        index = self.index
+        keep = {s.key for s in sources}
+        for doc in index.documents(base_id):
+            key = doc.get("path") or f"file:{doc.get('file_id')}"
+            if key not in keep:
+                index.remove_document(doc["id"])
+        todo = []
+        for source in sources:
+            known = index.document_by_key(base_id, source.key)
+            if known and known["status"] != "pending" and known["mtime"] == source.mtime \
+                    and known["size"] == source.size:
+                continue
+            todo.append(source)
+        with progress.lock:
+            progress.done, progress.total = 0, len(todo)
+        # Reads run PARSE_WORKERS at a time, a few queued ahead; their results are written here,
+        # one file at a time, in the order the scan found them.
+        pending = iter([(s, index.upsert_pending(base_id, s.key, s.name, path=s.path, file_id=s.file_id))
+                        for s in todo])
+        window: deque = deque()
+
+        def fill() -> None:
+            while len(window) < 2 * PARSE_WORKERS and (item := next(pending, None)) is not None:
+                window.append((*item, readers.submit(self._read, item[0], progress)))
+
+        fill()
+        while window and not self._stopping.is_set():
+            source, doc_id, future = window.popleft()
+            try:
+                parsed = future.result()
+            except Unreadable as exc:
+                index.mark_unreadable(doc_id, exc.reason)
+            else:
+                index.replace_document(doc_id, parsed.title, parsed.chunks, source.mtime, source.size)
+            with progress.lock:
+                progress.done += 1
+            fill()
+
+    def _read(self, source: Source, progress: Progress):
+        most = files.max_file_bytes()
+        if source.size > most:
+            raise Unreadable(f"It is {files.size_text(source.size)}; Numi reads files of at most "
+                             f"{files.size_text(most)}.")
+        with progress.lock:
+            progress.current = source.path or source.name
+        assert self.pool is not None
+        return self.pool.read(source.read_path, source.name)
