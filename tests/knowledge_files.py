@@ -6,6 +6,8 @@ import random
 import zipfile
 from pathlib import Path
 
+from tests import sample_files
+
 # --- PDF -------------------------------------------------------------------------------------------------------------
 
 PDF_TITLE = "Moth Survey Report"
@@ -26,32 +28,10 @@ def pdf_pages() -> list[list[str]]:
     return pages
 
 
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-
-
 def pdf_bytes(pages: list[list[str]]) -> bytes:
-    """A small valid PDF with a text layer (Helvetica, one Tj per line), built by hand with a correct xref."""
-    n = len(pages)
-    font = 3 + 2 * n
-    objects = ["<< /Type /Catalog /Pages 2 0 R >>",
-               f"<< /Type /Pages /Kids [{' '.join(f'{3 + 2 * i} 0 R' for i in range(n))}] /Count {n} >>"]
-    for i, lines in enumerate(pages):
-        ops = "BT /F1 8 Tf 40 760 Td 11 TL " + " ".join(f"({_escape(line)}) Tj T*" for line in lines) + " ET"
-        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                       f"/Resources << /Font << /F1 {font} 0 R >> >> /Contents {4 + 2 * i} 0 R >>")
-        objects.append(f"<< /Length {len(ops)} >>\nstream\n{ops}\nendstream")
-    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += "".join(f"{o:010d} 00000 n \n" for o in offsets).encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    """A small valid PDF with a text layer (Helvetica, one Tj per line): small type, so a page holds more than a
+    chunk."""
+    return sample_files.pdf(pages, font_size=8, leading=11, origin=(40, 760), encoding="WinAnsiEncoding")
 
 
 def write_pdf(path: Path, pages: list[list[str]] | None = None, labels: bool = True, title: str | None = PDF_TITLE,

@@ -28,8 +28,10 @@ def noise_png(size: int, seed: int = 1) -> tuple[bytes, int, int]:
     return _png(width, height, rows), width, height
 
 
-def pdf(pages: list[list[str]]) -> bytes:
-    """A valid PDF with a text layer: one list of lines per page, in Helvetica."""
+def pdf(pages: list[list[str]], font_size: int = 12, leading: int = 14, origin: tuple[int, int] = (72, 720),
+        encoding: str | None = None) -> bytes:
+    """A valid PDF with a text layer: one list of lines per page, in Helvetica (`encoding`: the font's,
+    e.g. WinAnsiEncoding)."""
     def esc(text: str) -> str:
         return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
@@ -38,11 +40,13 @@ def pdf(pages: list[list[str]]) -> bytes:
     objects = ["<< /Type /Catalog /Pages 2 0 R >>",
                f"<< /Type /Pages /Kids [{' '.join(f'{3 + 2 * i} 0 R' for i in range(n))}] /Count {n} >>"]
     for i, lines in enumerate(pages):
-        ops = "BT /F1 12 Tf 72 720 Td 14 TL " + " ".join(f"({esc(line)}) Tj T*" for line in lines) + " ET"
+        ops = (f"BT /F1 {font_size} Tf {origin[0]} {origin[1]} Td {leading} TL "
+               + " ".join(f"({esc(line)}) Tj T*" for line in lines) + " ET")
         objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
                        f"/Resources << /Font << /F1 {font} 0 R >> >> /Contents {4 + 2 * i} 0 R >>")
         objects.append(f"<< /Length {len(ops)} >>\nstream\n{ops}\nendstream")
-    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica"
+                   + (f" /Encoding /{encoding}" if encoding else "") + " >>")
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, 1):
