@@ -245,3 +245,31 @@ def test_the_index_outlives_a_restart_and_reads_what_changed_meanwhile(start_ser
     assert query(api, base["id"], "prune roses")[0]["locator"] == {"heading": "Gardening guide > Roses"}
     assert query(api, base["id"], "tomatoes") == []
     assert (data / "knowledge" / "index.db").exists()
+
+
+def test_a_watched_folder_follows_its_files_and_a_burst_is_read_once(server, api, tmp_path):
+    folder = tmp_path / "garden"
+    make_folder(folder)
+    base = ready(api, create(api, name="Garden", paths=[str(folder)])["id"])
+    # Changes made behind Numi's back reach queries within the contract's 10 s, with no request.
+    (folder / "sub" / "bees.md").write_text("# Bees\n\nBees like lavender.\n")
+    (folder / "notes.txt").write_text("the badger digs at dawn\n")
+    (folder / "sub" / "tool.py").unlink()
+    wait_until(lambda: [h["file"] for h in query(api, base["id"], "lavender")] == [str(folder / "sub" / "bees.md")]
+               and query(api, base["id"], "badger")[:1] != [] and query(api, base["id"], "frobnicate") == [],
+               "the folder's changes to be read", timeout=10)
+
+    # A burst (a checkout of 200 files) is one look over the folder, or a few, not 200.
+    log = server.data_dir / "logs" / "numi.log"
+    looks = log.read_text().count("looked over")
+    burst = folder / "checkout"
+    burst.mkdir()
+    for i in range(200):
+        (burst / f"page{i}.md").write_text(f"# Page {i}\n\nquokka number {i}\n")
+    def all_read():
+        now = api.get(f"/api/knowledge/{base['id']}").body
+        return now["status"] == "ready" and now["documents"] == 204  # the four files (one new, one gone) and 200
+
+    wait_until(all_read, "the burst to be read", timeout=30)
+    assert log.read_text().count("looked over") - looks <= 3
+    assert query(api, base["id"], "quokka 137", limit=50)

@@ -85,7 +85,7 @@ def list_bases():
 def create_base():
     changes = _changes(json_body(), None)
     base = bases.create(changes["name"], changes.get("paths", []), changes.get("file_ids", []))
-    _service().submit(base.id)
+    _service().changed(base)
     return _service().to_dict(base), 201
 
 
@@ -99,7 +99,7 @@ def patch_base(base_id):
     changes = _changes(json_body(), _base(base_id))
     base = bases.update(base_id, **changes) or _base(base_id)
     if "paths" in changes or "file_ids" in changes:
-        _service().submit(base_id)
+        _service().changed(base)
     return _service().to_dict(base)
 
 

@@ -3,6 +3,8 @@
 One scanning thread walks a base's folders and files and hands each changed file to the
 parse pool (worker processes with time and memory limits); what they read goes into the
 index file. A base is `indexing` while a scan of it is queued or running, else `ready`.
+Its folders are watched (watch.py): a change there queues a scan, which reads only the
+files whose size or modification time changed.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from backend.features.knowledge import bases, files
 from backend.features.knowledge.types import Unreadable
+from backend.features.knowledge.watch import FolderWatch
 from backend.store.db import short_connection
 from backend.store.models import File
 from backend.store.serialize import iso
@@ -59,6 +62,7 @@ class KnowledgeService(FeatureService):
         self.ctx = ctx
         self.index: KnowledgeIndex = None  # type: ignore[assignment]  # opened by start()
         self.pool: ParsePool | None = None
+        self.watch: FolderWatch | None = None
         self._jobs: queue.Queue[str | None] = queue.Queue()
         self._progress: dict[str, Progress] = {}
         self._lock = threading.Lock()
@@ -75,13 +79,17 @@ class KnowledgeService(FeatureService):
         self.pool = ParsePool(workers=PARSE_WORKERS, timeout_s=PARSE_TIMEOUT_S, memory_mb=PARSE_MEMORY_MB)
         self._thread = threading.Thread(target=self._run, name="knowledge-index", daemon=True)
         self._thread.start()
+        self.watch = FolderWatch(self.submit)
+        self.watch.start()
         # Files may have changed while Numi was closed: every base is looked over once.
         with short_connection():
             for base in bases.all_bases():
-                self.submit(base.id)
+                self.changed(base)
 
     def stop(self, timeout: float) -> None:
         self._stopping.set()
+        if self.watch is not None:
+            self.watch.stop(timeout)
         self._jobs.put(None)
         if self.pool is not None:
             self.pool.close()  # a file being read ends now; the next start reads it again
@@ -100,8 +108,16 @@ class KnowledgeService(FeatureService):
             progress.queued += 1
         self._jobs.put(base_id)
 
+    def changed(self, base: bases.Base) -> None:
+        """The base is new or its folders and files changed: watch them, and read what changed."""
+        if self.watch is not None:
+            self.watch.watch(base.id, base.paths)
+        self.submit(base.id)
+
     def forget(self, base_id: str) -> None:
-        """The base was deleted: drop its index."""
+        """The base was deleted: stop watching it and drop its index."""
+        if self.watch is not None:
+            self.watch.unwatch(base_id)
         self.index.remove_base(base_id)
 
     def to_dict(self, base: bases.Base) -> dict:
@@ -160,6 +176,7 @@ class KnowledgeService(FeatureService):
             todo.append(source)
         with progress.lock:
             progress.done, progress.total = 0, len(todo)
+        log.info("knowledge: base %s looked over: %d of %d files to read", base_id, len(todo), len(sources))
         # Reads run PARSE_WORKERS at a time, a few queued ahead; their results are written here,
         # one file at a time, in the order the scan found them.
         pending = iter([(s, index.upsert_pending(base_id, s.key, s.name, path=s.path, file_id=s.file_id))
