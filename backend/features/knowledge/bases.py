@@ -6,11 +6,11 @@ are the person's and go where their chats go, into backups.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from dataclasses import dataclass
 
 from backend.store.db import db
-from backend.store.models import new_id
 
 
 def create_table(database) -> None:
@@ -48,7 +48,7 @@ def get(base_id: str) -> Base | None:
 
 def create(name: str, paths: list[str], file_ids: list[str]) -> Base:
     now = time.time()
-    base = Base(new_id("kb"), name, paths, file_ids, now, now)
+    base = Base("kb_" + secrets.token_hex(8), name, paths, file_ids, now, now)
     with db.atomic():
         db.execute_sql(f"INSERT INTO knowledge_base ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
                        (base.id, name, json.dumps(paths), json.dumps(file_ids), now, now))

@@ -7,7 +7,7 @@ from backend.errors import ApiError, not_found
 from backend.features.knowledge import bases, files
 from backend.fields import MISSING, Fields
 from backend.request_body import json_body
-from backend.store.models import File
+from backend.store.serialize import files_by_id
 from backend.turns import features
 
 NAME_MAX = 100
@@ -62,7 +62,7 @@ def _changes(body: dict, current: bases.Base | None) -> dict:
             except files.PathRefused as exc:
                 f.fail("paths", exc.reason)
     if isinstance(file_ids, list) and file_ids:
-        known = {row.id for row in File.select(File.id).where(File.id.in_(file_ids))}
+        known = files_by_id(file_ids)
         unknown = [x for x in file_ids if x not in known]
         if unknown:
             f.fail("file_ids", f"No uploaded file with the id {unknown[0]!r}. Upload it first (POST /api/files).")

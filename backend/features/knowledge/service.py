@@ -20,8 +20,7 @@ from backend.features.knowledge import bases, files
 from backend.features.knowledge.types import Unreadable
 from backend.features.knowledge.watch import FolderWatch
 from backend.store.db import short_connection
-from backend.store.models import File
-from backend.store.serialize import iso
+from backend.store.serialize import files_by_id, iso
 from backend.turns.features import AppContext, FeatureService
 
 if TYPE_CHECKING:
@@ -155,7 +154,7 @@ class KnowledgeService(FeatureService):
 
     def _sources(self, base: bases.Base) -> list[Source]:
         found = [Source(f.path, f.path, f.path, f.size, f.mtime, path=f.path) for f in files.walk(base.paths)]
-        for row in File.select().where(File.id.in_(base.file_ids)):
+        for row in files_by_id(base.file_ids).values():
             found.append(Source(f"file:{row.id}", str(self.ctx.files.path(row.sha256)), row.name, row.size, None,
                                 file_id=row.id))
         return found
