@@ -122,6 +122,19 @@ def test_refusals_say_what_to_fix_and_keep_nothing(api, body, field, says):
     assert api.get("/api/knowledge").body["items"] == []
 
 
+def test_unknown_bases_and_documents_are_404(api, tmp_path):
+    make_folder(tmp_path / "garden")
+    base = ready(api, create(api, name="Garden", paths=[str(tmp_path / "garden")])["id"])
+    for r in (api.get("/api/knowledge/kb_nope"), api.patch("/api/knowledge/kb_nope", {"name": "x"}),
+              api.delete("/api/knowledge/kb_nope"), api.get("/api/knowledge/kb_nope/documents"),
+              api.post("/api/knowledge/kb_nope/query", {"q": "compost"}),
+              api.get(f"/api/knowledge/{base['id']}/documents/999999"),
+              api.get(f"/api/knowledge/{base['id']}/documents/not-a-number")):
+        assert r.status == 404, r
+        assert r.body["error"]["message"].endswith("."), r
+    assert api.get("/api/knowledge").body["items"] == [base]
+
+
 def test_the_data_dir_and_a_symlink_loop_are_refused(api, server, tmp_path):
     assert_invalid(api.post("/api/knowledge", {"name": "x", "paths": [str(server.data_dir)]}), "paths",
                    says="Numi's own data folder")

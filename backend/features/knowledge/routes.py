@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app
 
-from backend.errors import ApiError, not_found
+from backend.errors import not_found
 from backend.features.knowledge import bases, files
 from backend.fields import MISSING, Fields
 from backend.request_body import json_body
@@ -51,7 +51,7 @@ def _changes(body: dict, current: bases.Base | None) -> dict:
         checked = []
         for raw in paths:
             try:
-                checked.append(files.check_path(raw, current_app.extensions["numi"].config.data_dir))
+                checked.append(files.check_path(raw, _service().ctx.data_dir))
             except files.PathRefused as exc:
                 f.fail("paths", exc.reason)
                 break
@@ -139,6 +139,4 @@ def query(base_id):
 
 
 def register(app) -> None:
-    if features.service(app, "knowledge") is None:
-        raise ApiError(500, "internal", "The knowledge feature has no service in this app.")
     app.register_blueprint(bp)
