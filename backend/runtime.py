@@ -50,15 +50,16 @@ class Runtime:
                                     lambda chat_id: self.turns.is_asking(chat_id))
         self.mcp = McpRuntime(self.keys)  # the MCP servers of catalog.toml, for turns and the API
         self.toolsets = Toolsets(load_tools(), config.data_dir, self.mcp, keys=self.keys)
+        self.feature_services = _feature_services(config, self)
         self.services = TurnServices(
             keys=self.keys, tools=self.toolsets.plugins, toolsets=self.toolsets, files=self.files,
             limits=limits_from_env(),
             tool_pool=ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool"),
             # The catalog: a turn whose tools were refused turns them off there.
-            catalog=self.catalog, chat_changed=self.app_events.chat_changed, open_stream=_open_stream)
+            catalog=self.catalog, chat_changed=self.app_events.chat_changed, open_stream=_open_stream,
+            feature_services=self.feature_services)
         self.turns = TurnRegistry(config, self.services)
         self.auto_backup = None  # started with the rest, in start()
-        self.feature_services = _feature_services(config, self)
 
     def start(self) -> None:
         # Before the first request: catalog.toml is loaded into (or written from) the tables,

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from flask import Blueprint, request
 
+from backend.api import feature_fields
 from backend.api.settings import get_setting
 from backend.api.validate import MISSING, Fields, bool_arg, int_arg, json_body
 from backend.errors import ApiError, invalid, not_found
@@ -37,8 +38,11 @@ def _running() -> set[str]:
 
 def _chat_json(chat: Chat, full: bool = True) -> dict:
     turns = runtime().turns
-    return chat_to_dict(chat, chat.id in _running(), full=full, awaiting=turns.is_awaiting(chat.id),
+    data = chat_to_dict(chat, chat.id in _running(), full=full, awaiting=turns.is_awaiting(chat.id),
                         asking=turns.is_asking(chat.id))
+    if full:
+        data.update(feature_fields.shown("chat", chat.id))
+    return data
 
 
 def _changed(chat_id: str) -> None:
@@ -108,9 +112,10 @@ def _check_ref(f: Fields, name: str, model, what: str, hint: str):
     return value
 
 
-def _chat_changes(body: dict, current: Chat | None) -> dict:
+def _chat_changes(body: dict, current: Chat | None) -> tuple[dict, dict]:
+    """The chat's own fields to set, and the features' (`Feature.fields`)."""
     creating = current is None
-    f = Fields(body, CREATE_FIELDS if creating else PATCH_FIELDS, READ_ONLY)
+    f = Fields(body, (CREATE_FIELDS if creating else PATCH_FIELDS) + feature_fields.names("chat"), READ_ONLY)
     title = f.text("title", max_len=300, strip=True)
     system_prompt = f.text("system_prompt", max_len=8000, nullable=True)
     folder_id = _check_ref(f, "folder_id", Folder, "folder", "Use an existing folder, or null.")
@@ -136,11 +141,12 @@ def _chat_changes(body: dict, current: Chat | None) -> dict:
             # Temporary chats are deleted when Numi exits: never make that happen to a saved chat.
             f.fail("temporary", "A saved chat cannot become temporary (temporary chats are deleted "
                                 "when Numi exits). Start a new temporary chat instead.")
+    featured = feature_fields.checked(f, "chat")
     f.check()
     changes = {k: v for k, v in changes.items() if v is not MISSING}
     if folder is not None:
         _inherit(changes, body, folder)
-    return changes
+    return changes, featured
 
 
 def _check_workspace(f: Fields):
@@ -215,7 +221,7 @@ def list_chats():
 def create_chat():
     body = json_body()
     with db.atomic():
-        changes = _chat_changes(body, None)
+        changes, featured = _chat_changes(body, None)
         if changes.get("model_id") is None:
             default = get_setting("default_model_id")
             if default and ModelEntry.get_or_none(ModelEntry.id == default):
@@ -223,6 +229,7 @@ def create_chat():
         if changes.get("mode") is None:
             changes["mode"] = modes.DEFAULT
         chat = Chat.create(**changes)
+        feature_fields.write("chat", chat.id, featured)
     _changed(chat.id)
     return _chat_json(chat), 201
 
@@ -237,14 +244,16 @@ def patch_chat(chat_id):
     body = json_body()
     with db.atomic():
         chat = _chat(chat_id)
-        changes = _chat_changes(body, chat)
+        changes, featured = _chat_changes(body, chat)
         if changes.get("mode", chat.mode) != chat.mode:
             features.mode_changed(chat.id)
         for name, value in changes.items():
             setattr(chat, name, value)
+        # What a feature adds (bases, memory) is the chat's settings, not activity in it.
         if set(changes) - ORGANISING_FIELDS - {"folder"}:
             chat.updated_at = now()
         chat.save()
+        feature_fields.write("chat", chat.id, featured)
     _changed(chat.id)
     return _chat_json(chat)
 

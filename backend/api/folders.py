@@ -6,6 +6,7 @@ from __future__ import annotations
 from flask import Blueprint
 from peewee import fn
 
+from backend.api import feature_fields
 from backend.api.chats import _changed, _check_params, _check_ref, check_tools_off
 from backend.api.validate import MISSING, Fields, json_body
 from backend.errors import not_found
@@ -54,11 +55,13 @@ def folder_to_dict(folder: Folder, chat_count: int = 0) -> dict:
         "tools_off": list(folder.tools_off) if folder.tools_off is not None else None,
         "chat_count": chat_count,
         "created_at": iso(folder.created_at),
+        **feature_fields.shown("folder", folder.id),
     }
 
 
-def _changes(body: dict, current: Folder | None) -> dict:
-    f = Fields(body, FIELDS, READ_ONLY)
+def _changes(body: dict, current: Folder | None) -> tuple[dict, dict]:
+    """The folder's own fields to set, and the features' (`Feature.fields`)."""
+    f = Fields(body, FIELDS + feature_fields.names("folder"), READ_ONLY)
     name = f.text("name", max_len=NAME_MAX, required=current is None, non_empty=True, strip=True)
     if name not in (MISSING, None):
         twin = Folder.select().where(fn.LOWER(Folder.name) == name.lower())
@@ -75,8 +78,9 @@ def _changes(body: dict, current: Folder | None) -> dict:
         "mode": f.choice("mode", modes.MODES, nullable=True),  # null: new chats start in ask
         "tools_off": check_tools_off(f),  # null: nothing off
     }
+    featured = feature_fields.checked(f, "folder")
     f.check()
-    return {k: v for k, v in changes.items() if v is not MISSING}
+    return {k: v for k, v in changes.items() if v is not MISSING}, featured
 
 
 @bp.get("/api/folders")
@@ -90,7 +94,9 @@ def list_folders():
 def create_folder():
     body = json_body()
     with db.atomic():
-        folder = Folder.create(**_changes(body, None))
+        changes, featured = _changes(body, None)
+        folder = Folder.create(**changes)
+        feature_fields.write("folder", folder.id, featured)
     _folders_changed()
     return folder_to_dict(folder), 201
 
@@ -106,9 +112,11 @@ def patch_folder(folder_id):
     body = json_body()
     with db.atomic():
         folder = _folder(folder_id)
-        for name, value in _changes(body, folder).items():
+        changes, featured = _changes(body, folder)
+        for name, value in changes.items():
             setattr(folder, name, value)
         folder.save()
+        feature_fields.write("folder", folder.id, featured)
     _folders_changed()
     return folder_to_dict(folder, _counts().get(folder.id, 0))
 

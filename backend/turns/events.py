@@ -40,7 +40,11 @@ class SourceItem(TypedDict):
     snippet: str
     url: NotRequired[str]
     file_id: NotRequired[str]
-    locator: NotRequired[str]
+    locator: NotRequired[dict]  # knowledge: {"page","page_index"} | {"heading"} | {"lines"} (CONTRACT §8)
+    # A knowledge passage's base and document, where the viewer opens it, and its file's path.
+    knowledge_id: NotRequired[str]
+    document_id: NotRequired[int]
+    path: NotRequired[str]
 
 
 class TurnSource(SourceItem):

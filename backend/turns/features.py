@@ -31,6 +31,8 @@ class Offer:
     mode: str  # the chat's mode (backend/turns/modes.py then holds back what the mode does not allow)
     plan_open: bool  # the chat is carrying out a plan
     keys: Any  # the key store (None where a test runs without one)
+    chat_id: str | None = None  # the chat (None: a folder's or the catalog's listing)
+    folder_id: str | None = None  # its folder, or the folder being listed
 
 
 class Refused(Exception):
@@ -51,6 +53,7 @@ class TurnHandle:
     changed: Callable[[], None]  # the chat list's row of this chat changed (waiting, or no longer)
     message_id: Callable[[], int | None]  # the turn's newest assistant message (saved before its tools run)
     sources: Callable[[], Any]  # the turn's numbered sources (turns/sources.TurnSources), as they stand now
+    service: Callable[[str], Any] = lambda name: None  # a feature's app-wide service, by feature name
 
 
 class TurnPart:
@@ -137,6 +140,22 @@ class FeatureService:
         """The app is closing: end background work within `timeout` seconds."""
 
 
+class FieldRefused(ValueError):
+    """An `OwnerField`'s value is refused: the message is the sentence the 422 gives."""
+
+
+@dataclass(frozen=True)
+class OwnerField:
+    """A field a feature adds to chats and folders: GET shows it, POST and PATCH set it.
+
+    The feature keeps the value itself (its own table), so the engine's tables stay its own."""
+    name: str
+    check: Callable[[Any], Any]  # the request's value → what `write` stores; FieldRefused(sentence) if not
+    read: Callable[[str, str], Any]  # read(kind, owner_id) → the value GET shows ("chat" or "folder")
+    write: Callable[[str, str, Any], None]  # write(kind, owner_id, value), in the request's transaction
+    kinds: tuple[str, ...] = ("chat", "folder")
+
+
 @dataclass(frozen=True)
 class Feature:
     """One feature's hooks. `name` is its key: registering a name again replaces the feature."""
@@ -166,6 +185,7 @@ class Feature:
     # Its app-wide service, one per server (the Runtime starts and stops it); routes reach it through
     # `service(app, name)`.
     service: Callable[[AppContext], FeatureService] | None = None
+    fields: tuple[OwnerField, ...] = ()  # what it adds to chats and folders (GET, POST, PATCH)
 
 
 _lock = threading.Lock()
@@ -215,6 +235,11 @@ def find(name: str) -> Feature | None:
 def service(app, name: str) -> Any:
     """The feature's service in this app (the Runtime made it), or None."""
     return app.extensions["numi"].feature_services.get(name)
+
+
+def owner_fields(kind: str) -> list[OwnerField]:
+    """The fields the features add to a chat ("chat") or a folder ("folder"), in registration order."""
+    return [f for feature in registered() for f in feature.fields if kind in f.kinds]
 
 
 def command(name: str) -> Callable[..., Any]:

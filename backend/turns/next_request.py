@@ -28,7 +28,8 @@ def prepare(services: TurnServices, chat: ChatRow, asked_model_id: str | None = 
     """The chat's model, its tool set (without what it turns off or denies) and the plan of its next request."""
     model = resolve_model(chat, asked_model_id)
     toolset = services.toolsets.for_chat(workspace_folder(chat), bool(model.supports_tools), chat.mode,
-                                         features.plan_open(chat.id), tools_off.left_out(chat))
+                                         features.plan_open(chat.id), tools_off.left_out(chat),
+                                         chat_id=chat.id, folder_id=chat.folder_id)
     plan = plan_request(chat, model, services.keys, toolset.specs(), continuing, services.files, draft)
     return model, toolset, plan
 

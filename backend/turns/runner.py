@@ -109,7 +109,7 @@ class Turn:
         # Each feature's share of the turn (backend/turns/features.py), by feature name.
         self.parts = features.bind_turn(features.TurnHandle(
             chat_id, self.id, self.publish, self.cancel, lambda: services.chat_changed(chat_id),
-            lambda: self.last_message_id, lambda: self.sources))
+            lambda: self.last_message_id, lambda: self.sources, services.feature_services.get))
 
     def publish(self, type_: str, **fields) -> dict:
         return self.hub.publish(type_, self.id, **fields)

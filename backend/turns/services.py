@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 from backend.core import agent
 from backend.core.tools import ToolRegistry
@@ -23,3 +23,5 @@ class TurnServices:
     catalog: Any  # the CatalogService (a refused tool set is turned off there); None when run without one
     chat_changed: Callable[[str], None]  # the chat list's row for this chat changed (app events)
     open_stream: Callable  # a model request → its stream of events (backend.providers.open_stream)
+    # The features' app-wide services by feature name (a turn's tools reach theirs: knowledge's index).
+    feature_services: Mapping[str, Any] = field(default_factory=dict)

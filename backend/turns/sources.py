@@ -8,13 +8,15 @@ turn's sources through its `TurnHandle.sources()`.
 """
 from __future__ import annotations
 
+import json
 import threading
 from typing import Callable
 
 from backend.core.text import well_formed_value
 
 KINDS = ("web", "knowledge", "memory")
-_FIELDS = ("title", "url", "file_id", "snippet", "locator")
+# The contract's fields, then where the viewer opens a knowledge passage (docs/PROTOCOL.md).
+_FIELDS = ("title", "url", "file_id", "snippet", "locator", "knowledge_id", "document_id", "path")
 
 
 class TurnSources:
@@ -63,9 +65,13 @@ class TurnSources:
 
 
 def _key(kind: str, item: dict) -> tuple:
-    """What makes two items the same source: the URL, else the file and place in it, else the text."""
+    """What makes two items the same source: the URL, else the document or file and the place in
+    it, else the text."""
     if item.get("url"):
         return ("url", item["url"])
+    place = json.dumps(item.get("locator"), sort_keys=True)
+    if item.get("document_id") is not None:
+        return (kind, item.get("knowledge_id"), item["document_id"], place)
     if item.get("file_id"):
-        return (kind, item["file_id"], item.get("locator"))
+        return (kind, item["file_id"], place)
     return (kind, item.get("title"), item.get("snippet"))

@@ -36,7 +36,8 @@ def left_out(chat: ChatRow) -> LeftOut:
 def chat_listing(toolsets: Toolsets, chat: ChatRow) -> dict:
     """`GET /api/chats/{id}/tools`: the tools its next request could carry in its mode, by group."""
     own, inherited, effective = chats.tools_off(chat)
-    builtin, mcp = toolsets.offerable(chat.workspace or None, chat.mode, features.plan_open(chat.id))
+    builtin, mcp = toolsets.offerable(chat.workspace or None, chat.mode, features.plan_open(chat.id),
+                                      chat_id=chat.id, folder_id=chat.folder_id)
     by = "chat" if own is not None else "folder"
     return {"tools_off": own, "inherited": inherited, "effective": effective,
             "groups": _groups(builtin, mcp, effective, denied(chat.id), by)}
@@ -45,7 +46,7 @@ def chat_listing(toolsets: Toolsets, chat: ChatRow) -> dict:
 def folder_listing(toolsets: Toolsets, folder: Any) -> dict:
     """`GET /api/folders/{id}/tools`: every tool a chat in it could be offered, whatever its mode."""
     own = list(folder.tools_off) if folder.tools_off is not None else None
-    builtin, mcp = toolsets.offerable(None, None, any_workspace=True)
+    builtin, mcp = toolsets.offerable(None, None, any_workspace=True, folder_id=folder.id)
     return {"tools_off": own, "inherited": None, "effective": own or [],
             "groups": _groups(builtin, mcp, own or [], denied(None), "folder")}
 

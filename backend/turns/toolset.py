@@ -86,13 +86,16 @@ class Toolsets:
         return list(by_name.values())
 
     def for_chat(self, workspace: str | None, model_calls_tools: bool, mode: str = modes.DEFAULT,
-                 plan_open: bool = False, left_out: LeftOut = NOTHING) -> ToolRegistry:
+                 plan_open: bool = False, left_out: LeftOut = NOTHING, chat_id: str | None = None,
+                 folder_id: str | None = None) -> ToolRegistry:
         """`plan_open`: the chat is carrying out a plan (update_plan stays offered);
-        `left_out`: what the chat turns off or denies, never offered."""
+        `left_out`: what the chat turns off or denies, never offered; `chat_id`, `folder_id`: whose
+        tools (what the features offer may depend on the chat, e.g. its knowledge bases)."""
         tools = ToolRegistry(self.plugins.all())
         if model_calls_tools:
             # The features' tools, each offered as its feature says (backend/turns/features.py).
-            for tool in features.offered_tools(features.Offer(True, workspace, mode, plan_open, self.keys)):
+            offer = features.Offer(True, workspace, mode, plan_open, self.keys, chat_id, folder_id)
+            for tool in features.offered_tools(offer):
                 tools.add(tool)
             if workspace:
                 for tool in self._workspace_tools(workspace):
@@ -110,13 +113,14 @@ class Toolsets:
                             withheld_prefixes=waiting)
 
     def offerable(self, workspace: str | None, mode: str | None, plan_open: bool = False,
-                  any_workspace: bool = False) -> tuple[list[Tool], list[Tool]]:
+                  any_workspace: bool = False, chat_id: str | None = None,
+                  folder_id: str | None = None) -> tuple[list[Tool], list[Tool]]:
         """What a chat could be offered, as (built-in, MCP as last listed), without starting
         anything: to a model that calls tools, the workspace tools with a `workspace` (or
         `any_workspace`: a folder's chats may each have one), by `mode`'s rules (None: every
         mode's tools). For the tools screens: never run."""
         tools = ToolRegistry(self.plugins.all())
-        offer = features.Offer(True, workspace, mode or modes.DEFAULT, plan_open, self.keys)
+        offer = features.Offer(True, workspace, mode or modes.DEFAULT, plan_open, self.keys, chat_id, folder_id)
         for tool in features.offered_tools(offer):
             tools.add(tool)
         if workspace or any_workspace:

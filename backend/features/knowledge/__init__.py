@@ -3,17 +3,23 @@
 The bases' definitions are a table of numi.db (bases.py); what was read from their files is
 the index file `<data dir>/knowledge/index.db` (index_db.py), kept by the feature's service
 (service.py): it reads files in worker processes with time and memory limits (parse_pool.py,
-readers.py, chunks.py) in the background. Routes: routes.py.
+readers.py, chunks.py) in the background. Routes: routes.py. Chats and folders name the bases they search
+(links.py); the model searches them with `knowledge_search` (tool.py, turn.py).
 """
 from __future__ import annotations
 
-from backend.features.knowledge import bases, routes
+from backend.features.knowledge import bases, links, routes, tool, turn
 from backend.features.knowledge.service import KnowledgeService
 from backend.turns.features import Feature
 
 FEATURE = Feature(
     name="knowledge",
-    migrations=(("bases", bases.create_table),),
+    migrations=(("bases", bases.create_table), ("links", links.create_table)),
     service=KnowledgeService,
     routes=routes.register,
+    fields=(links.FIELD,),
+    tools=turn.offered,
+    catalog=lambda: [tool.knowledge_tool()],
+    system_text=turn.system_text,
+    bind=turn.TurnKnowledge,
 )
