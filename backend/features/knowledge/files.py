@@ -115,6 +115,37 @@ def walk(paths: list[str], stop_after: int | None = None) -> list[Found]:
     return out
 
 
+def find(paths: list[str], path: str) -> Found | None:
+    """The file at `path` as walk(paths) finds it, or None when walk would not (gone, hidden, skipped, unreadable).
+
+    What a watched change is checked with, so one file can be re-read without walking the whole base."""
+    for root in paths:
+        if path == root:
+            if os.path.isdir(root):
+                return None
+            break
+        prefix = root.rstrip(os.sep) + os.sep
+        if not path.startswith(prefix):
+            continue
+        *folders, name = path[len(prefix):].split(os.sep)
+        if name.startswith(".") or not readable(name):
+            return None
+        folder = root
+        for part in folders:
+            folder = os.path.join(folder, part)
+            # walk() leaves out hidden and build folders and does not follow links to folders.
+            if part.startswith(".") or part in SKIPPED_FOLDERS or os.path.islink(folder):
+                return None
+        break
+    else:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return Found(path, st.st_size, st.st_mtime) if stat.S_ISREG(st.st_mode) else None
+
+
 def check_limits(paths: list[str]) -> None:
     """PathRefused when the files under `paths` pass a base's limits (the sentence names them)."""
     most, most_bytes = max_files(), max_bytes()

@@ -3,8 +3,8 @@
 One scanning thread walks a base's folders and files and hands each changed file to the
 parse pool (worker processes with time and memory limits); what they read goes into the
 index file. A base is `indexing` while a scan of it is queued or running, else `ready`.
-Its folders are watched (watch.py): a change there queues a scan, which reads only the
-files whose size or modification time changed.
+Its folders are watched (watch.py): a change there queues a scan of the files that changed
+(of the whole base when a folder did), which reads only those whose size or modification time changed.
 """
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ class KnowledgeService(FeatureService):
         self.index: KnowledgeIndex = None  # type: ignore[assignment]  # opened by start()
         self.pool: ParsePool | None = None
         self.watch: FolderWatch | None = None
-        self._jobs: queue.Queue[str | None] = queue.Queue()
+        self._jobs: queue.Queue[tuple[str, list[str] | None] | None] = queue.Queue()
         self._progress: dict[str, Progress] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -99,13 +99,14 @@ class KnowledgeService(FeatureService):
 
     # --- what the routes ask ----------------------------------------------------------------
 
-    def submit(self, base_id: str) -> None:
-        """Look the base's files over again (in the background)."""
+    def submit(self, base_id: str, paths: list[str] | None = None) -> None:
+        """Look the base's files over again (in the background): those at `paths` (the watch names the files
+        that changed), or all of them."""
         with self._lock:
             progress = self._progress.setdefault(base_id, Progress())
         with progress.lock:
             progress.queued += 1
-        self._jobs.put(base_id)
+        self._jobs.put((base_id, paths))
 
     def changed(self, base: bases.Base) -> None:
         """The base is new or its folders and files changed: watch them, and read what changed."""
@@ -135,16 +136,23 @@ class KnowledgeService(FeatureService):
     def _run(self) -> None:
         with ThreadPoolExecutor(PARSE_WORKERS, thread_name_prefix="knowledge-read") as readers:
             while not self._stopping.is_set():
-                base_id = self._jobs.get()
-                if base_id is None:
+                job = self._jobs.get()
+                if job is None:
                     return
+                base_id, paths = job
                 progress = self._progress[base_id]
                 try:
+                    gone: list[str] | None = None
                     with short_connection():
                         base = bases.get(base_id)
-                        sources = self._sources(base) if base is not None else None
+                        if base is None:
+                            sources = None
+                        elif paths is None:
+                            sources = self._sources(base)
+                        else:
+                            sources, gone = self._changed_sources(base, paths)
                     if sources is not None:
-                        self._scan(base_id, sources, progress, readers)
+                        self._scan(base_id, sources, progress, readers, gone)
                 except Exception:
                     log.exception("knowledge: reading base %s failed", base_id)
                 finally:
@@ -159,13 +167,32 @@ class KnowledgeService(FeatureService):
                                 file_id=row.id))
         return found
 
-    def _scan(self, base_id: str, sources: list[Source], progress: Progress, readers) -> None:
+    def _changed_sources(self, base: bases.Base, paths: list[str]) -> tuple[list[Source], list[str]]:
+        """The base's files among `paths` that are there to read, and the keys of those no longer its files."""
+        found, gone = [], []
+        for path in paths:
+            f = files.find(base.paths, path)
+            if f is None:
+                gone.append(path)
+            else:
+                found.append(Source(f.path, f.path, f.path, f.size, f.mtime, path=f.path))
+        return found, gone
+
+    def _scan(self, base_id: str, sources: list[Source], progress: Progress, readers,
+              gone: list[str] | None = None) -> None:
+        """Read what changed among `sources`; drop the documents of `gone` (None: of every file not in `sources`)."""
         index = self.index
-        keep = {s.key for s in sources}
-        for doc in index.documents(base_id):
-            key = doc.get("path") or f"file:{doc.get('file_id')}"
-            if key not in keep:
-                index.remove_document(doc["id"])
+        if gone is None:
+            keep = {s.key for s in sources}
+            for doc in index.documents(base_id):
+                key = doc.get("path") or f"file:{doc.get('file_id')}"
+                if key not in keep:
+                    index.remove_document(doc["id"])
+        else:
+            for key in gone:
+                known = index.document_by_key(base_id, key)
+                if known is not None:
+                    index.remove_document(known["id"])
         todo = []
         for source in sources:
             known = index.document_by_key(base_id, source.key)
