@@ -140,3 +140,31 @@ def _all_chunks(index: KnowledgeIndex) -> list[dict]:
         assert read is not None
         out.extend({"file": read["path"], "locator": chunk["locator"]} for chunk in read["chunks"])
     return out
+
+
+def test_hybrid_recall_at_5_beats_bm25_through_the_server(start_server, tmp_path):
+    """The same questions through `POST …/query` of a real server whose base is embedded by a loopback
+    endpoint speaking OpenAI's /v1/embeddings (tests/fake_embeddings.py: hashed character trigrams,
+    which match misspelt and inflected words BM25 cannot)."""
+    from tests.fake_embeddings import FakeEmbeddings
+    from tests.test_knowledge_api import create, ready
+    from tests.test_knowledge_embeddings import ENV, add_provider, embedded, use
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(CORPUS.iterdir())]
+    with FakeEmbeddings(fitted_on=texts) as endpoint:
+        api = start_server(ENV).api()
+        base = create(api, name="Docs", paths=[str(CORPUS)])
+        ready(api, base["id"])
+
+        def search(q: str, limit: int) -> list[dict]:
+            r = api.post(f"/api/knowledge/{base['id']}/query", {"q": q, "limit": limit})
+            assert r.status == 200, r
+            return r.body["items"]
+
+        words, word_misses = recall_at_5(search)
+        use(api, add_provider(api, endpoint.base_url))
+        embedded(api, base["id"], timeout=60)
+        both, misses = recall_at_5(search)
+    print("\n" + report("BM25 via the server", words, word_misses) + "\n" + report("hybrid", both, misses))
+    assert words >= BM25_TARGET
+    assert both > words, report("hybrid", both, misses)

@@ -75,6 +75,11 @@ def title_if_empty(chat_id: str, title: str) -> bool:
 
 # --- models ------------------------------------------------------------------------------
 
+def provider(provider_id: str | None) -> Provider | None:
+    """The catalog's provider; None for no id or no such provider."""
+    return Provider.get_or_none(Provider.id == provider_id) if provider_id else None
+
+
 def model(model_id: str | None) -> ModelEntry | None:
     """The catalog model (its provider one attribute away); None for no id or no such model."""
     return ModelEntry.get_or_none(ModelEntry.id == model_id) if model_id else None

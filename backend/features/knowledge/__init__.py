@@ -8,7 +8,7 @@ readers.py, chunks.py) in the background. Routes: routes.py. Chats and folders n
 """
 from __future__ import annotations
 
-from backend.features.knowledge import bases, links, routes, tool, turn
+from backend.features.knowledge import bases, links, routes, section, tool, turn
 from backend.features.knowledge.service import KnowledgeService
 from backend.turns.features import Feature
 
@@ -22,4 +22,5 @@ FEATURE = Feature(
     catalog=lambda: [tool.knowledge_tool()],
     system_text=turn.system_text,
     bind=turn.TurnKnowledge,
+    settings=(section.SECTION,),
 )

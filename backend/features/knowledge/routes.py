@@ -43,7 +43,7 @@ def _string_list(f: Fields, name: str, most: int, example: str) -> list[str] | o
 
 def _changes(body: dict, current: bases.Base | None) -> dict:
     f = Fields(body, ("name", "paths", "file_ids"), ("id", "status", "documents", "chunks", "updated_at",
-                                                     "problems", "progress"))
+                                                     "problems", "progress", "embeddings"))
     name = f.text("name", max_len=NAME_MAX, required=current is None, non_empty=True, strip=True)
     paths = _string_list(f, "paths", PATHS_MAX, '["/home/me/notes"]')
     file_ids = _string_list(f, "file_ids", FILE_IDS_MAX, '["file_…"]')
@@ -133,7 +133,7 @@ def query(base_id):
     q = f.text("q", max_len=QUERY_MAX, required=True, non_empty=True, strip=True)
     limit = f.number("limit", 1, LIMIT_MAX, integer=True)
     f.check()
-    hits = _service().index.search([base_id], q, 8 if limit is MISSING else limit)
+    hits = _service().search([base_id], q, 8 if limit is MISSING else limit)
     keys = ("title", "file", "snippet", "score", "locator", "document_id")
     return {"items": [{k: hit[k] for k in keys} for hit in hits]}
 

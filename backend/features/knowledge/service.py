@@ -24,6 +24,7 @@ from backend.store.serialize import files_by_id, iso
 from backend.turns.features import AppContext, FeatureService
 
 if TYPE_CHECKING:
+    from backend.features.knowledge.embeddings import Embedder
     from backend.features.knowledge.index_db import KnowledgeIndex
     from backend.features.knowledge.parse_pool import ParsePool
 
@@ -61,6 +62,7 @@ class KnowledgeService(FeatureService):
         self.ctx = ctx
         self.index: KnowledgeIndex = None  # type: ignore[assignment]  # opened by start()
         self.pool: ParsePool | None = None
+        self.embedder: Embedder | None = None  # embeds chunks when settings.knowledge.embeddings is set
         self.watch: FolderWatch | None = None
         self._jobs: queue.Queue[tuple[str, list[str] | None] | None] = queue.Queue()
         self._progress: dict[str, Progress] = {}
@@ -71,10 +73,13 @@ class KnowledgeService(FeatureService):
     # --- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
+        from backend.features.knowledge.embeddings import Embedder  # numpy: loaded when the service starts
         from backend.features.knowledge.index_db import KnowledgeIndex
         from backend.features.knowledge.parse_pool import ParsePool
 
         self.index = KnowledgeIndex(self.ctx.data_dir / "knowledge" / "index.db")
+        self.embedder = Embedder(self.index, self.ctx.keys)
+        self.embedder.start()
         self.pool = ParsePool(workers=PARSE_WORKERS, timeout_s=PARSE_TIMEOUT_S, memory_mb=PARSE_MEMORY_MB)
         self._thread = threading.Thread(target=self._run, name="knowledge-index", daemon=True)
         self._thread.start()
@@ -94,6 +99,8 @@ class KnowledgeService(FeatureService):
             self.pool.close()  # a file being read ends now; the next start reads it again
         if self._thread is not None:
             self._thread.join(timeout)
+        if self.embedder is not None:
+            self.embedder.stop(timeout)
         if self.index is not None:
             self.index.close()
 
@@ -120,13 +127,21 @@ class KnowledgeService(FeatureService):
             self.watch.unwatch(base_id)
         self.index.remove_base(base_id)
 
+    def search(self, base_ids: list[str], q: str, limit: int) -> list[dict]:
+        """The best chunks of the bases for a query, best first, each passage once, at most `limit`:
+        BM25, fused with the embeddings when every base is embedded (hybrid.py)."""
+        from backend.features.knowledge import hybrid
+
+        return hybrid.search(self.index, self.embedder, base_ids, q, limit)
+
     def to_dict(self, base: bases.Base) -> dict:
         documents, chunks = self.index.counts(base.id)
         progress = self._progress.get(base.id)
         busy = progress is not None and progress.queued > 0
         out = {"id": base.id, "name": base.name, "paths": base.paths, "file_ids": base.file_ids,
                "status": "indexing" if busy else "ready", "documents": documents, "chunks": chunks,
-               "updated_at": iso(base.updated_at), "problems": self.index.problems(base.id)}
+               "updated_at": iso(base.updated_at), "problems": self.index.problems(base.id),
+               "embeddings": self.embedder.status(base.id) if self.embedder is not None else None}
         if busy and progress is not None:
             out["progress"] = {"done": progress.done, "total": progress.total, "current": progress.current}
         return out
@@ -153,6 +168,8 @@ class KnowledgeService(FeatureService):
                             sources, gone = self._changed_sources(base, paths)
                     if sources is not None:
                         self._scan(base_id, sources, progress, readers, gone)
+                        if self.embedder is not None:
+                            self.embedder.wake()  # what was read is embedded now, not at the next poll
                 except Exception:
                     log.exception("knowledge: reading base %s failed", base_id)
                 finally:

@@ -46,6 +46,6 @@ class TurnKnowledge(TurnPart):
         ids = links.in_use(self.turn.chat_id, chat.folder_id if chat is not None else None)
         if not ids:
             raise ValueError("This chat has no knowledge bases any more. Answer without them.")
-        hits = service.index.search(ids, q, limit)
+        hits = service.search(ids, q, limit)
         numbered = self.turn.sources().add("knowledge", [tool.source_item(h) for h in hits]) if hits else []
         return tool.described(q, [(item["n"], hit) for item, hit in zip(numbered, hits)])
