@@ -8,6 +8,7 @@
 // is http(s).
 
 import { mergeSources, updateMessage } from "./chat-state.js";
+import { isKnowledge, locatorLabel } from "./knowledge.js";
 
 // `[n]` with n a whole number from 1 (three digits at most: a turn's sources are counted
 // in tens). `[1][2]` is two markers; `[1, 2]`, `[0]` and `[01]` are none.
@@ -57,24 +58,36 @@ const text = (value) => (typeof value === "string" ? value : value == null ? "" 
 
 /**
  * A reply's sources as the page shows them: one per n (the last given for an n wins),
- * by n, each {n, title, url (http(s) or null), site, snippet} with only strings in it.
- * A source without a title is named by its site (or "Source n").
+ * by n, each {n, title, url (http(s) or null), site, snippet, place?, knowledge?} with only
+ * strings in the text fields. A source without a title is named by its site (or "Source n").
+ * A passage of a knowledge base (kind "knowledge") has no url: it opens in the app's viewer
+ * from `knowledge` {knowledge_id, document_id, locator, path, file_id}, and `place` says where
+ * in its file it is ("p. iv"); other sources have neither.
  */
 export function shownSources(sources) {
   const byN = new Map();
   for (const s of Array.isArray(sources) ? sources : []) {
     const n = Number(s?.n);
     if (!Number.isInteger(n) || n < 1) continue;
-    const url = webUrl(s.url);
+    const kb = isKnowledge(s);
+    const url = kb ? null : webUrl(s.url);
     const site = siteOf(url);
     const title = text(s.title).trim() || site || `Source ${n}`;
-    byN.set(n, { n, title, url, site, snippet: text(s.snippet).trim() });
+    const shown = { n, title, url, site, snippet: text(s.snippet).trim() };
+    if (kb) {
+      shown.place = locatorLabel(s.locator);
+      shown.knowledge = { knowledge_id: s.knowledge_id, document_id: s.document_id, locator: s.locator ?? null,
+                          path: typeof s.path === "string" ? s.path : null,
+                          file_id: typeof s.file_id === "string" ? s.file_id : null };
+    }
+    byN.set(n, shown);
   }
   return [...byN.values()].sort((a, b) => a.n - b.n);
 }
 
-/** What a marker says to a screen reader and in its tooltip: "Source 2: Title (site)". */
+/** What a marker says to a screen reader and in its tooltip: "Source 2: Title (site)", "Source 1: Title · p. iv". */
 export function markerLabel(source) {
+  if (source.place) return `Source ${source.n}: ${source.title} · ${source.place}`;
   return `Source ${source.n}: ${source.title}${source.site && source.site !== source.title ? ` (${source.site})` : ""}`;
 }
 
@@ -91,7 +104,8 @@ export function withCitedSources(value, sources) {
   if (!cited.length) return body;
   const lines = cited.map((n) => {
     const s = byN.get(n);
-    return `[${n}] ${s.title}${s.url ? ` — ${s.url}` : ""}`;
+    const where = s.url || s.knowledge?.path;
+    return `[${n}] ${s.title}${s.place ? ` · ${s.place}` : ""}${where ? ` — ${where}` : ""}`;
   });
   return `${body.replace(/\s+$/, "")}\n\nSources:\n${lines.join("\n")}\n`;
 }

@@ -8,15 +8,21 @@ readers.py, chunks.py) in the background. Routes: routes.py. Chats and folders n
 """
 from __future__ import annotations
 
-from backend.features.knowledge import bases, links, routes, section, tool, turn
+from backend.features.knowledge import bases, links, routes, section, tool, turn, viewer
 from backend.features.knowledge.service import KnowledgeService
 from backend.turns.features import Feature
+
+
+def _routes(app) -> None:
+    routes.register(app)  # the bases, their documents and queries
+    viewer.register(app)  # a PDF page as an image, a file opened in the system's app
+
 
 FEATURE = Feature(
     name="knowledge",
     migrations=(("bases", bases.create_table), ("links", links.create_table)),
     service=KnowledgeService,
-    routes=routes.register,
+    routes=_routes,
     fields=(links.FIELD,),
     tools=turn.offered,
     catalog=lambda: [tool.knowledge_tool()],

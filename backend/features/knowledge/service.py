@@ -9,6 +9,7 @@ Its folders are watched (watch.py): a change there queues a scan of the files th
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 from collections import deque
@@ -178,7 +179,7 @@ class KnowledgeService(FeatureService):
                         progress.current = None
 
     def _sources(self, base: bases.Base) -> list[Source]:
-        found = [Source(f.path, f.path, f.path, f.size, f.mtime, path=f.path) for f in files.walk(base.paths)]
+        found = [Source(f.path, f.path, os.path.basename(f.path), f.size, f.mtime, path=f.path) for f in files.walk(base.paths)]
         for row in files_by_id(base.file_ids).values():
             found.append(Source(f"file:{row.id}", str(self.ctx.files.path(row.sha256)), row.name, row.size, None,
                                 file_id=row.id))
@@ -192,7 +193,7 @@ class KnowledgeService(FeatureService):
             if f is None:
                 gone.append(path)
             else:
-                found.append(Source(f.path, f.path, f.path, f.size, f.mtime, path=f.path))
+                found.append(Source(f.path, f.path, os.path.basename(f.path), f.size, f.mtime, path=f.path))
         return found, gone
 
     def _scan(self, base_id: str, sources: list[Source], progress: Progress, readers,

@@ -9,7 +9,8 @@
 // vision (with "Switch model"), a workspace for a model with tools off (with the setting).
 // Under the box, the model picker chooses the chat's model and the mode switch its mode
 // (Ask, Plan, Edit, Auto: CONTRACT §7; a native select, so keys and screen readers know it);
-// the tools button (a saved chat's) opens the switches of the tools it offers (tools-popover.js);
+// the tools button (a saved chat's) opens the switches of the tools it offers (tools-popover.js),
+// the Knowledge button the knowledge bases it searches (knowledge-picker.js);
 // ↑ in the empty box edits
 // the last message sent. What the box holds is counted for the context meter (draft()):
 // `draftChanged` is told after each change, to read the count after a pause when typing
@@ -18,6 +19,7 @@
 import { h } from "../dom.js";
 import { ModelPicker, rememberModel } from "./model-picker.js";
 import { ToolsPopover } from "./tools-popover.js";
+import { KnowledgePopover } from "./knowledge-picker.js";
 import { fileUrl, formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
 import { MODES, modeInfo } from "../../js/plans.js";
 import { anyModelSees, noModelSeesSentence } from "../../js/vision.js";
@@ -72,7 +74,9 @@ export class Composer {
     this.session = app.session;
     this.tools = new ToolsPopover({ session: () => this.session, model: () => this.model, mode: () => this.mode });
     this.tools.el.hidden = !this.session;
-    this.foot = h("div", { class: "composer-foot" }, this.picker.el, this.modeSelect, this.tools.el, this.note);
+    this.knowledge = new KnowledgePopover({ session: () => this.session });
+    this.knowledge.el.hidden = !this.session;
+    this.foot = h("div", { class: "composer-foot" }, this.picker.el, this.modeSelect, this.tools.el, this.knowledge.el, this.note);
     this.el = h("div", { class: "composer" }, this.queue, this.attachList, this.attachError, this.capsWarning, this.box,
       this.fileInput, this.foot);
     this.queueKey = "";
@@ -349,6 +353,7 @@ export class Composer {
     this.workspace = workspace || "";
     this._drawCaps();
     if (this.tools.isOpen) this.tools.drawOnTop();
+    this.knowledge.update();
     this.running = running;
     this.disabled = !!disabled;
     this.stopBtn.hidden = !running;

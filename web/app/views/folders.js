@@ -8,6 +8,7 @@ import { sheet } from "./dialogs.js";
 import { MODES } from "../../js/plans.js";
 import { get } from "../api.js";
 import { ToolSwitches } from "./tools-popover.js";
+import { folderKnowledge } from "./knowledge-picker.js";
 
 let forms = 0;
 
@@ -40,7 +41,8 @@ function folderTools(folder) {
 
 /**
  * Create (folder null) or edit a folder: name, and the model, system prompt, temperature,
- * reasoning effort and mode that new chats made in it start with, and the tools its chats offer.
+ * reasoning effort and mode that new chats made in it start with, the tools its chats offer and
+ * the knowledge bases they search.
  * @param save async (body) => folder; an ApiError it throws is shown in the sheet
  */
 export function openFolderDialog(folder, save) {
@@ -66,6 +68,7 @@ export function openFolderDialog(folder, save) {
   const mode = h("select", { id: id("mode") },
     ...MODES.map((m) => h("option", { value: m.value, title: m.hint, selected: (folder?.mode || "ask") === m.value }, m.label)));
   const tools = folderTools(folder);
+  const knowledge = folderKnowledge(folder);
   const err = h("div", { class: "field-error", role: "alert" });
   const submit = h("button", { type: "submit", class: "primary" }, folder ? "Save" : "Create folder");
   const form = h("form", { class: "chat-settings folder-form" },
@@ -77,6 +80,7 @@ export function openFolderDialog(folder, save) {
     h("div", { class: "field" }, h("label", { for: id("effort") }, "Reasoning effort"), effort),
     h("div", { class: "field" }, h("label", { for: id("mode") }, "Mode"), mode),
     tools.el,
+    knowledge.el,
     err,
     h("div", { class: "form-row" }, submit));
   const d = sheet(folder ? `Folder “${folder.name}”` : "New folder", form);
@@ -89,6 +93,7 @@ export function openFolderDialog(folder, save) {
     const body = { name: name.value.trim(), model_id: model.value || null, system_prompt: prompt.value, params,
                    mode: mode.value };
     if (tools.list() !== undefined) body.tools_off = tools.list();
+    if (knowledge.list() !== undefined) body.knowledge_ids = knowledge.list();
     submit.disabled = true;
     try {
       await save(body);

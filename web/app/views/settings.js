@@ -3,7 +3,7 @@
 // conversations (views/compaction-settings.js), tools and approvals (views/approvals.js,
 // the shell's network and sandbox), MCP servers (views/mcp.js), web search
 // (views/web-search-settings.js), the local sites web fetch may read (views/web-fetch-settings.js),
-// research limits (views/research-settings.js),
+// research limits (views/research-settings.js), knowledge bases (views/knowledge-settings.js),
 // appearance, your data, and advanced (keyring, catalog.toml).
 // A search box shows the matching rows of every section at once.
 // Lists redraw when their data changes; the add forms are built once, so a redraw
@@ -24,6 +24,7 @@ import { windowField } from "./model-window.js";
 import { WebSearchSection } from "./web-search-settings.js";
 import { ResearchSection } from "./research-settings.js";
 import { WebFetchSection } from "./web-fetch-settings.js";
+import { KnowledgeSection } from "./knowledge-settings.js";
 import { SettingsSections } from "./settings-sections.js";
 import { filePicker } from "./file-picker.js";
 import { importSummary } from "../../js/import-summary.js";
@@ -43,6 +44,7 @@ export class SettingsView {
     this.webSearch = new WebSearchSection();
     this.research = new ResearchSection();
     this.webFetch = new WebFetchSection();
+    this.knowledge = new KnowledgeSection();
     const addProvider = providerForm({
       onAdded: async (p, status) => {
         status.textContent = "Looking for its models…";
@@ -63,6 +65,7 @@ export class SettingsView {
       { id: "web", title: "Web search", body: [this.webSearch.el] },
       { id: "fetch", title: "Web fetch", body: [this.webFetch.el] },
       { id: "research", title: "Research", body: [this.research.el] },
+      { id: "knowledge", title: "Knowledge", body: [this.knowledge.el] },
       { id: "appearance", title: "Appearance", body: [this.appearance] },
       { id: "data", title: "Data", body: [this._dataSection()] },
       { id: "advanced", title: "Advanced", body: [this.advanced] },
@@ -90,6 +93,7 @@ export class SettingsView {
     this.webSearch.update();
     this.research.update();
     this.webFetch.update();
+    this.knowledge.update();
   }
 
   // Built once: an import's result stays on screen while the lists above redraw.

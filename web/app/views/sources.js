@@ -1,11 +1,19 @@
 // A reply's sources in the page: its `[n]` markers as superscript links, and the list
 // under the reply (title, site, snippet). Every string of a source comes from a web
-// page or a search service, so it goes in as text (h() sets textContent and
-// attributes, never markup), and a link opens outside the app's window the way every
+// page, a search service or a person's file, so it goes in as text (h() sets textContent
+// and attributes, never markup), and a link opens outside the app's window the way every
 // link of a reply does: target=_blank with rel=noopener noreferrer, which the desktop
 // shell hands to the system browser (desktop/app.py) and a browser opens in a new tab.
+// A passage of a knowledge base is no link: its marker and its title in the list are
+// buttons opening the app's own viewer at its place (views/knowledge-viewer.js, loaded
+// on first use).
 import { h } from "../dom.js";
 import { markerLabel, markerParts, MAY_CITE } from "../../js/citations.js";
+
+/** Open a knowledge source in the viewer (its module is loaded the first time). */
+function openKnowledge(source) {
+  import("./knowledge-viewer.js").then((m) => m.openKnowledgeViewer(source));
+}
 
 // Where a `[n]` is not a citation: code, a link's own text (a model's "[1]" link or a
 // marker already made), math placeholders and KaTeX's output, and history text still
@@ -21,16 +29,20 @@ function literal(el) {
 export function citeMarker(source) {
   const label = markerLabel(source);
   const n = String(source.n);
-  const inner = source.url
-    ? h("a", { class: "cite-link", href: source.url, target: "_blank", rel: "noopener noreferrer", "aria-label": label,
-               title: `${label} — opens in your browser` }, n)
-    : h("span", { class: "cite-link", title: label }, n);
+  const inner = source.knowledge
+    ? h("button", { type: "button", class: "cite-link cite-knowledge", "aria-label": label, title: `${label} — opens in the viewer`,
+                    "aria-haspopup": "dialog", dataset: { where: JSON.stringify(source.knowledge) }, onclick: () => openKnowledge(source) }, n)
+    : source.url
+      ? h("a", { class: "cite-link", href: source.url, target: "_blank", rel: "noopener noreferrer", "aria-label": label,
+                 title: `${label} — opens in your browser` }, n)
+      : h("span", { class: "cite-link", title: label }, n);
   return h("sup", { class: "cite", dataset: { n } }, inner);
 }
 
 function sameMarker(el, source) {
   const a = el.firstElementChild;
-  return a && a.getAttribute("href") === source.url && a.getAttribute("aria-label") === markerLabel(source);
+  return a && a.getAttribute("href") === source.url && a.getAttribute("aria-label") === markerLabel(source)
+    && (a.dataset.where ?? null) === (source.knowledge ? JSON.stringify(source.knowledge) : null);
 }
 
 /**
@@ -88,9 +100,12 @@ export class SourceList {
     this.el.hidden = !sources.length;
     this.count.textContent = `(${sources.length})`;
     this.list.replaceChildren(...sources.map((s) => h("li", { class: "source", value: s.n, dataset: { n: String(s.n) } },
-      s.url ? h("a", { class: "source-title", href: s.url, target: "_blank", rel: "noopener noreferrer",
-                       title: `${s.url} — opens in your browser` }, s.title)
-        : h("span", { class: "source-title" }, s.title),
+      s.knowledge ? h("button", { type: "button", class: "source-title source-knowledge", "aria-haspopup": "dialog",
+                                  title: `${s.knowledge.path || s.title} — opens in the viewer`, onclick: () => openKnowledge(s) }, s.title)
+        : s.url ? h("a", { class: "source-title", href: s.url, target: "_blank", rel: "noopener noreferrer",
+                           title: `${s.url} — opens in your browser` }, s.title)
+          : h("span", { class: "source-title" }, s.title),
+      s.place ? h("span", { class: "source-place" }, s.place) : null,
       s.site && s.site !== s.title ? h("span", { class: "source-site" }, s.site) : null,
       s.snippet ? h("p", { class: "source-snippet" }, s.snippet) : null)));
   }

@@ -1,0 +1,167 @@
+// Which knowledge bases a chat or a folder searches (`knowledge_ids`, CONTRACT §8): the
+// Knowledge button by the composer opens a popover of the bases, each a checkbox saved at
+// once (PATCH /api/chats/{id}); the bases its folder names are searched too, and show checked
+// and fixed here, saying so. The folder's sheet has the same boxes (saved with the sheet).
+// Base names are the person's own text: set as text. Keyboard: Esc closes the popover and
+// gives focus back to the button; leaving the popover closes it.
+import { h } from "../dom.js";
+import { get, patch } from "../api.js";
+import { app } from "../store.js";
+
+const enc = encodeURIComponent;
+let seq = 0;
+
+function ids(value) {
+  return Array.isArray(value) ? value.filter((x) => typeof x === "string") : [];
+}
+
+/** No bases yet: where to make one. */
+function noBases() {
+  return h("p", { class: "hint kb-none" }, "No knowledge bases yet. Make one in ",
+    h("a", { href: "#/settings/knowledge" }, "Settings → Knowledge"), ".");
+}
+
+/**
+ * Checkboxes over the bases; `fixed` ids show checked and disabled (`fixedWhy` says why).
+ * `onChange(list)` gets the ids checked (not the fixed ones), in the bases' order.
+ */
+function baseBoxes(bases, chosen, { fixed = [], fixedWhy = "", onChange, label }) {
+  const n = ++seq;
+  const boxes = bases.map((b, i) => {
+    const id = `kb-pick-${n}-${i}`;
+    const isFixed = fixed.includes(b.id);
+    const box = h("input", { type: "checkbox", id, class: "kb-pick", checked: isFixed || chosen.includes(b.id),
+      disabled: isFixed, dataset: { id: b.id }, "aria-describedby": `${id}-about` });
+    box.addEventListener("change", () => onChange(boxes.filter((x) => x.checked && !x.disabled).map((x) => x.dataset.id)));
+    const about = [isFixed ? fixedWhy : "", b.status === "indexing" ? "being read" : `${b.documents} document${b.documents === 1 ? "" : "s"}`]
+      .filter(Boolean).join(" · ");
+    return Object.assign(box, { row: h("li", { class: "kb-pick-row" }, box,
+      h("label", { for: id }, b.name), h("span", { class: "hint", id: `${id}-about` }, ` ${about}`)) });
+  });
+  return h("ul", { class: "kb-pick-list", role: "group", "aria-label": label }, ...boxes.map((b) => b.row));
+}
+
+/**
+ * The Knowledge button and its popover, by the composer of an open chat.
+ * @param opts {{session(): ChatSession|null}}
+ */
+export class KnowledgePopover {
+  constructor(opts) {
+    this.opts = opts;
+    const n = ++seq;
+    this.popupId = `kb-popup-${n}`;
+    this.count = h("span", { class: "kb-count" });
+    this.button = h("button", { type: "button", class: "ghost tools-btn kb-btn", "aria-haspopup": "dialog", "aria-expanded": "false",
+      "aria-controls": this.popupId, title: "Knowledge bases this chat searches",
+      onclick: () => (this.isOpen ? this.close() : this.open()) }, h("span", {}, "Knowledge"), this.count);
+    this.body = h("div", { class: "kb-pick-body" });
+    this.error = h("p", { class: "field-error", role: "alert" });
+    this.popup = h("div", { class: "tools-popup up kb-popup", id: this.popupId, role: "dialog", "aria-label": "Knowledge bases for this chat",
+      tabindex: "-1", hidden: true, onkeydown: (e) => this._key(e) },
+    h("div", { class: "tools-popup-head" }, h("strong", {}, "Knowledge bases for this chat")),
+    h("p", { class: "hint" }, "The model can search these and cite what it finds."), this.body, this.error);
+    this.el = h("div", { class: "tools-picker kb-picker" }, this.button, this.popup);
+    this.el.addEventListener("focusout", (e) => {
+      if (this.isOpen && !this.el.contains(e.relatedTarget)) this.close(false);
+    });
+    this.isOpen = false;
+    this.saving = Promise.resolve();
+    this.update();
+  }
+
+  _chat() { return this.opts.session()?.chat || null; }
+
+  _folder() {
+    const chat = this._chat();
+    return chat?.folder_id ? app.folders?.find((f) => f.id === chat.folder_id) || null : null;
+  }
+
+  /** The button says how many bases the chat searches (its own and its folder's). */
+  update() {
+    const chat = this._chat();
+    const all = new Set([...ids(chat?.knowledge_ids), ...ids(this._folder()?.knowledge_ids)]);
+    const text = all.size ? ` ${all.size}` : "";
+    if (this.count.textContent !== text) this.count.textContent = text;
+    const label = all.size ? `Knowledge bases for this chat (${all.size} searched)` : "Knowledge bases for this chat";
+    if (this.button.getAttribute("aria-label") !== label) this.button.setAttribute("aria-label", label);
+    this.button.classList.toggle("accent", all.size > 0);
+  }
+
+  async open() {
+    if (this.isOpen || !this._chat()) return;
+    this.isOpen = true;
+    this.popup.hidden = false;
+    this.button.setAttribute("aria-expanded", "true");
+    this.error.textContent = "";
+    this.body.replaceChildren(h("p", { class: "hint", role: "status" }, "Loading…"));
+    this.popup.focus();
+    try {
+      const { items } = await get("/api/knowledge");
+      if (!this.isOpen) return;
+      this._draw(items);
+      if (document.activeElement === this.popup) this.popup.querySelector("input:not(:disabled), a")?.focus();
+    } catch (err) {
+      this.body.replaceChildren();
+      this.error.textContent = `The knowledge bases could not be read: ${err.message}`;
+    }
+  }
+
+  _draw(bases) {
+    if (!bases.length) { this.body.replaceChildren(noBases()); return; }
+    const folder = this._folder();
+    this.body.replaceChildren(baseBoxes(bases, ids(this._chat()?.knowledge_ids), {
+      fixed: ids(folder?.knowledge_ids), fixedWhy: folder ? `from folder “${folder.name}”` : "", label: "Knowledge bases",
+      onChange: (list) => this._save(list),
+    }));
+  }
+
+  /** @param refocus give focus back to the button (Esc), not when focus left on its own */
+  close(refocus = true) {
+    if (!this.isOpen) return;
+    this.isOpen = false;
+    this.popup.hidden = true;
+    this.button.setAttribute("aria-expanded", "false");
+    if (refocus) this.button.focus();
+  }
+
+  _key(e) {
+    if (e.key !== "Escape") return;
+    // Handled here: the window's Esc would otherwise stop a running reply.
+    e.preventDefault();
+    e.stopPropagation();
+    this.close();
+  }
+
+  /** Saves run one after another, so the last box changed is what stays. */
+  _save(list) {
+    const s = this.opts.session();
+    if (!s) return;
+    this.error.textContent = "";
+    this.saving = this.saving.then(async () => {
+      try {
+        const chat = await patch(`/api/chats/${enc(s.chatId)}`, { knowledge_ids: list });
+        if (chat && app.session === s) s.setChat({ ...s.chat, ...chat });
+        this.update();
+      } catch (err) {
+        this.error.textContent = err.fields?.knowledge_ids || err.message;
+      }
+    });
+  }
+}
+
+/**
+ * The folder sheet's knowledge bases (read from GET /api/knowledge); saved with the sheet.
+ * `list()` is the knowledge_ids to save, or undefined while nothing was changed.
+ */
+export function folderKnowledge(folder) {
+  let changed;
+  const body = h("div", {}, h("p", { class: "hint", role: "status" }, "Loading…"));
+  const box = h("fieldset", { class: "field folder-knowledge" }, h("legend", {}, "Knowledge bases"),
+    h("p", { class: "hint" }, "Every chat in this folder can search these, as well as its own."), body);
+  get("/api/knowledge").then(({ items }) => {
+    body.replaceChildren(items.length ? baseBoxes(items, ids(folder?.knowledge_ids), {
+      label: "Knowledge bases its chats search", onChange: (list) => { changed = list; },
+    }) : noBases());
+  }, (err) => body.replaceChildren(h("p", { class: "field-error" }, `The knowledge bases could not be read: ${err.message}`)));
+  return { el: box, list: () => changed };
+}
