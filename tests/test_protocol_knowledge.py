@@ -33,7 +33,8 @@ def base_of(setup, tmp_path, name="Garden") -> dict:
 def links(setup) -> set[tuple]:
     """Every chat's and folder's link to a base, as the database holds them."""
     with sqlite3.connect(f"file:{setup.server.data_dir / 'numi.db'}?mode=ro", uri=True) as con:
-        return set(con.execute("SELECT owner_kind, owner_id, base_id FROM knowledge_link"))
+        return (set(con.execute("SELECT owner_kind, owner_id, base_id FROM knowledge_link"))
+                | {("own", chat_id, "") for (chat_id,) in con.execute("SELECT chat_id FROM knowledge_own")})
 
 
 def test_chats_and_folders_name_bases_and_refusals_change_nothing(setup, tmp_path):
@@ -42,9 +43,12 @@ def test_chats_and_folders_name_bases_and_refusals_change_nothing(setup, tmp_pat
     folder = api.post("/api/folders", {"name": "Work", "knowledge_ids": [two["id"]]}).body
     assert folder["knowledge_ids"] == [two["id"]]
     chat = api.post("/api/chats", {"folder_id": folder["id"], "knowledge_ids": [one["id"], one["id"]]}).body
-    # Duplicates are dropped; the folder's bases are not copied (the chat searches both, live).
+    # Duplicates are dropped; a chat's own list wins over its folder's, which is never copied.
     assert chat["knowledge_ids"] == [one["id"]]
-    assert api.post("/api/chats", {}).body["knowledge_ids"] == []
+    follows = api.post("/api/chats", {"folder_id": folder["id"]}).body
+    assert follows["knowledge_ids"] is None  # null: its folder's, read at each request
+    empty = api.post("/api/chats", {"knowledge_ids": []}).body
+    assert empty["knowledge_ids"] == []
     before = api.get(f"/api/chats/{chat['id']}").body
     for bad, said in [(["kb_nope"], "No knowledge base with the id kb_nope"), ("kb_x", "Must be a list"),
                       ([1], "Must be a list"), ([f"kb_{i}" for i in range(51)], "at most 50")]:
@@ -59,20 +63,23 @@ def test_chats_and_folders_name_bases_and_refusals_change_nothing(setup, tmp_pat
     r = api.patch(f"/api/chats/{chat['id']}", {"knowledge_ids": [two["id"], one["id"]]})
     assert r.status == 200 and r.body["knowledge_ids"] == [two["id"], one["id"]]
     assert r.body["updated_at"] == before["updated_at"]
-    assert api.patch(f"/api/chats/{chat['id']}", {"knowledge_ids": None}).body["knowledge_ids"] == []
+    assert api.patch(f"/api/chats/{chat['id']}", {"knowledge_ids": None}).body["knowledge_ids"] is None
+    assert api.patch(f"/api/folders/{folder['id']}", {"knowledge_ids": None}).body["knowledge_ids"] == []
+    assert api.patch(f"/api/folders/{folder['id']}", {"knowledge_ids": [two["id"]]}).status == 200
     assert api.patch(f"/api/chats/{chat['id']}", {"knowledge_ids": [one["id"]]}).status == 200
     # A chat purged, or a folder deleted, leaves no link behind.
     gone = api.post("/api/chats", {"knowledge_ids": [one["id"]]}).body["id"]
     assert api.delete(f"/api/chats/{gone}?purge=1").status == 204
     spare = api.post("/api/folders", {"name": "Spare", "knowledge_ids": [one["id"]]}).body["id"]
     assert api.delete(f"/api/folders/{spare}").status == 200
-    assert links(setup) == {("chat", chat["id"], one["id"]), ("folder", folder["id"], two["id"])}
-    # A base deleted is dropped by every chat and folder that named it.
+    assert links(setup) == {("chat", chat["id"], one["id"]), ("folder", folder["id"], two["id"]),
+                            ("own", chat["id"], ""), ("own", empty["id"], "")}
+    # A base deleted is dropped by every chat and folder that named it; a chat's own list stays its own.
     assert api.delete(f"/api/knowledge/{one['id']}").status == 204
     assert api.get(f"/api/chats/{chat['id']}").body["knowledge_ids"] == []
     assert api.delete(f"/api/knowledge/{two['id']}").status == 204
     assert api.get(f"/api/folders/{folder['id']}").body["knowledge_ids"] == []
-    assert links(setup) == set()
+    assert links(setup) == {("own", chat["id"], ""), ("own", empty["id"], "")}
 
 
 def test_knowledge_search_is_offered_where_a_base_is_named(tooled, tmp_path):
@@ -90,6 +97,10 @@ def test_knowledge_search_is_offered_where_a_base_is_named(tooled, tmp_path):
     assert set(spec["function"]["parameters"]["properties"]) == {"q", "limit"}
     assert spec["function"]["parameters"]["required"] == ["q"]
     assert "“Garden”" in system_text(request)  # the model is told which bases it can search
+    # A chat's own list, even an empty one, wins over its folder's; null follows the folder again.
+    assert setup.api.patch(f"/api/chats/{chat}", {"knowledge_ids": []}).status == 200
+    assert "knowledge_search" not in offered(request_of_a_turn(setup, sock, "r1b"))
+    assert setup.api.patch(f"/api/chats/{chat}", {"knowledge_ids": None}).status == 200
     tools = setup.api.get(f"/api/chats/{chat}/tools").body
     assert "knowledge_search" in {t["name"] for g in tools["groups"] for t in g["tools"]}
     # Plan mode offers it too: a search changes nothing.

@@ -322,9 +322,12 @@ def test_a_reply_cites_knowledge_that_opens_in_the_viewer_and_chats_name_bases(p
     button = page.get_by_role("button", name="Knowledge bases for this chat")
     button.click()
     popup = page.get_by_role("dialog", name="Knowledge bases for this chat")
+    expect(popup.locator(".kb-follows")).to_have_text(
+        "Following folder “Papers”. Changing a box gives this chat its own list.")
     box = popup.get_by_role("checkbox", name="Moths")
     expect(box).not_to_be_checked()
     box.check()
+    expect(popup.locator(".kb-follows")).to_contain_text("This chat has its own list.")
     wait_until(lambda: api.get(f"/api/chats/{chat}").body.get("knowledge_ids") == [base["id"]],
                "the chat to name the base")
     expect(button).to_have_accessible_name("Knowledge bases for this chat (1 searched)")
@@ -343,3 +346,11 @@ def test_a_reply_cites_knowledge_that_opens_in_the_viewer_and_chats_name_bases(p
     expect(sheet).to_have_count(0)
     wait_until(lambda: api.get(f"/api/folders/{papers['id']}").body.get("knowledge_ids") == [base["id"]],
                "the folder to name the base")
+    # The chat gives its own list up and follows the folder's again (null).
+    button.click()
+    popup.get_by_role("button", name="Use folder “Papers”’s").click()
+    wait_until(lambda: api.get(f"/api/chats/{chat}").body.get("knowledge_ids", "unset") is None,
+               "the chat to follow its folder")
+    expect(popup.locator(".kb-follows")).to_contain_text("Following folder “Papers”.")
+    expect(popup.get_by_role("checkbox", name="Moths")).to_be_checked()  # the folder's base
+    expect(button).to_have_accessible_name("Knowledge bases for this chat (1 searched)")

@@ -1,7 +1,8 @@
-"""Which knowledge bases a chat or a folder uses (`knowledge_ids`, CONTRACT §8), in numi.db.
+"""Which knowledge bases a chat or a folder uses (`knowledge_ids`, CONTRACT §8, §12), in numi.db.
 
-A chat searches its own bases and its folder's, read at each request, so a base added to a
-folder reaches every chat in it at once. Triggers drop a link when its chat, folder or base
+A folder's list applies to its chats, read at each request, so a base added to a folder
+reaches every chat in it at once; a chat that sets its own list (even an empty one) searches
+that instead, until it sets null again. Triggers drop a link when its chat, folder or base
 goes, so no id ever points at nothing.
 """
 from __future__ import annotations
@@ -20,9 +21,12 @@ def create_table(database) -> None:
         "CREATE TABLE knowledge_link (owner_kind TEXT NOT NULL, owner_id TEXT NOT NULL, base_id TEXT NOT NULL, "
         "position INTEGER NOT NULL, PRIMARY KEY (owner_kind, owner_id, base_id))")
     database.execute_sql("CREATE INDEX knowledge_link_base ON knowledge_link (base_id)")
+    # A chat listed here has a list of its own (which may be empty); one not listed follows its folder's.
+    database.execute_sql("CREATE TABLE knowledge_own (chat_id TEXT PRIMARY KEY)")
     database.execute_sql(
         "CREATE TRIGGER knowledge_link_chat_gone AFTER DELETE ON chat BEGIN "
-        "DELETE FROM knowledge_link WHERE owner_kind = 'chat' AND owner_id = old.id; END")
+        "DELETE FROM knowledge_link WHERE owner_kind = 'chat' AND owner_id = old.id; "
+        "DELETE FROM knowledge_own WHERE chat_id = old.id; END")
     database.execute_sql(
         "CREATE TRIGGER knowledge_link_folder_gone AFTER DELETE ON folder BEGIN "
         "DELETE FROM knowledge_link WHERE owner_kind = 'folder' AND owner_id = old.id; END")
@@ -31,10 +35,11 @@ def create_table(database) -> None:
         "DELETE FROM knowledge_link WHERE base_id = old.id; END")
 
 
-def check(value) -> list[str]:
-    """A `knowledge_ids` value from a request: a list of existing bases' ids (null: none)."""
+def check(value) -> list[str] | None:
+    """A `knowledge_ids` value from a request: a list of existing bases' ids, or null (a chat: its
+    folder's; a folder: none)."""
     if value is None:
-        return []
+        return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise FieldRefused('Must be a list of knowledge base ids, like ["kb_0123456789abcdef"], or [].')
     ids = list(dict.fromkeys(value))
@@ -48,25 +53,36 @@ def check(value) -> list[str]:
     return ids
 
 
-def read(kind: str, owner_id: str) -> list[str]:
+def _listed(kind: str, owner_id: str) -> list[str]:
     rows = db.execute_sql("SELECT base_id FROM knowledge_link WHERE owner_kind = ? AND owner_id = ? "
                           "ORDER BY position", (kind, owner_id))
     return [r[0] for r in rows]
 
 
-def write(kind: str, owner_id: str, ids: list[str]) -> None:
+def read(kind: str, owner_id: str) -> list[str] | None:
+    """A folder's list; a chat's own list, or None when it follows its folder's."""
+    if kind == "chat" and db.execute_sql("SELECT 1 FROM knowledge_own WHERE chat_id = ?", (owner_id,)).fetchone() is None:
+        return None
+    return _listed(kind, owner_id)
+
+
+def write(kind: str, owner_id: str, ids: list[str] | None) -> None:
     db.execute_sql("DELETE FROM knowledge_link WHERE owner_kind = ? AND owner_id = ?", (kind, owner_id))
-    for position, base_id in enumerate(ids):
+    if kind == "chat":
+        db.execute_sql("DELETE FROM knowledge_own WHERE chat_id = ?", (owner_id,))
+        if ids is not None:
+            db.execute_sql("INSERT INTO knowledge_own (chat_id) VALUES (?)", (owner_id,))
+    for position, base_id in enumerate(ids or []):
         db.execute_sql("INSERT INTO knowledge_link (owner_kind, owner_id, base_id, position) VALUES (?, ?, ?, ?)",
                        (kind, owner_id, base_id, position))
 
 
 def in_use(chat_id: str | None, folder_id: str | None) -> list[str]:
-    """The bases a chat searches: its own, then its folder's, each once."""
-    ids = read("chat", chat_id) if chat_id else []
-    if folder_id:
-        ids += read("folder", folder_id)
-    return list(dict.fromkeys(ids))
+    """The bases a chat searches: its own list when it set one, else its folder's."""
+    own = read("chat", chat_id) if chat_id else None
+    if own is not None:
+        return own
+    return _listed("folder", folder_id) if folder_id else []
 
 
 FIELD = OwnerField(NAME, check, read, write)

@@ -1,7 +1,8 @@
 // Which knowledge bases a chat or a folder searches (`knowledge_ids`, CONTRACT §8): the
 // Knowledge button by the composer opens a popover of the bases, each a checkbox saved at
-// once (PATCH /api/chats/{id}); the bases its folder names are searched too, and show checked
-// and fixed here, saying so. The folder's sheet has the same boxes (saved with the sheet).
+// once (PATCH /api/chats/{id}). A chat whose list is null follows its folder's (CONTRACT §12):
+// the folder's bases show checked, and changing a box gives the chat a list of its own, which
+// "Use the folder's" gives up again. The folder's sheet has the same boxes (saved with the sheet).
 // Base names are the person's own text: set as text. Keyboard: Esc closes the popover and
 // gives focus back to the button; leaving the popover closes it.
 import { h } from "../dom.js";
@@ -22,19 +23,16 @@ function noBases() {
 }
 
 /**
- * Checkboxes over the bases; `fixed` ids show checked and disabled (`fixedWhy` says why).
- * `onChange(list)` gets the ids checked (not the fixed ones), in the bases' order.
+ * Checkboxes over the bases, `chosen` checked; `onChange(list)` gets the ids checked, in the bases' order.
  */
-function baseBoxes(bases, chosen, { fixed = [], fixedWhy = "", onChange, label }) {
+function baseBoxes(bases, chosen, { onChange, label }) {
   const n = ++seq;
   const boxes = bases.map((b, i) => {
     const id = `kb-pick-${n}-${i}`;
-    const isFixed = fixed.includes(b.id);
-    const box = h("input", { type: "checkbox", id, class: "kb-pick", checked: isFixed || chosen.includes(b.id),
-      disabled: isFixed, dataset: { id: b.id }, "aria-describedby": `${id}-about` });
-    box.addEventListener("change", () => onChange(boxes.filter((x) => x.checked && !x.disabled).map((x) => x.dataset.id)));
-    const about = [isFixed ? fixedWhy : "", b.status === "indexing" ? "being read" : `${b.documents} document${b.documents === 1 ? "" : "s"}`]
-      .filter(Boolean).join(" · ");
+    const box = h("input", { type: "checkbox", id, class: "kb-pick", checked: chosen.includes(b.id),
+      dataset: { id: b.id }, "aria-describedby": `${id}-about` });
+    box.addEventListener("change", () => onChange(boxes.filter((x) => x.checked).map((x) => x.dataset.id)));
+    const about = b.status === "indexing" ? "being read" : `${b.documents} document${b.documents === 1 ? "" : "s"}`;
     return Object.assign(box, { row: h("li", { class: "kb-pick-row" }, box,
       h("label", { for: id }, b.name), h("span", { class: "hint", id: `${id}-about` }, ` ${about}`)) });
   });
@@ -76,15 +74,20 @@ export class KnowledgePopover {
     return chat?.folder_id ? app.folders?.find((f) => f.id === chat.folder_id) || null : null;
   }
 
-  /** The button says how many bases the chat searches (its own and its folder's). */
+  /** The bases the chat searches: its own list when it has one, else its folder's. */
+  _searched() {
+    const own = this._chat()?.knowledge_ids;
+    return Array.isArray(own) ? ids(own) : ids(this._folder()?.knowledge_ids);
+  }
+
+  /** The button says how many bases the chat searches. */
   update() {
-    const chat = this._chat();
-    const all = new Set([...ids(chat?.knowledge_ids), ...ids(this._folder()?.knowledge_ids)]);
-    const text = all.size ? ` ${all.size}` : "";
+    const n = this._searched().length;
+    const text = n ? ` ${n}` : "";
     if (this.count.textContent !== text) this.count.textContent = text;
-    const label = all.size ? `Knowledge bases for this chat (${all.size} searched)` : "Knowledge bases for this chat";
+    const label = n ? `Knowledge bases for this chat (${n} searched)` : "Knowledge bases for this chat";
     if (this.button.getAttribute("aria-label") !== label) this.button.setAttribute("aria-label", label);
-    this.button.classList.toggle("accent", all.size > 0);
+    this.button.classList.toggle("accent", n > 0);
   }
 
   async open() {
@@ -108,11 +111,24 @@ export class KnowledgePopover {
 
   _draw(bases) {
     if (!bases.length) { this.body.replaceChildren(noBases()); return; }
+    const boxes = baseBoxes(bases, this._searched(), { label: "Knowledge bases", onChange: (list) => this._save(list) });
+    this.note = h("div", {});
+    this._drawNote();
+    this.body.replaceChildren(this.note, boxes);
+  }
+
+  /** Whether the chat follows its folder's list or has its own (redrawn alone, so focus stays on a box). */
+  _drawNote() {
     const folder = this._folder();
-    this.body.replaceChildren(baseBoxes(bases, ids(this._chat()?.knowledge_ids), {
-      fixed: ids(folder?.knowledge_ids), fixedWhy: folder ? `from folder “${folder.name}”` : "", label: "Knowledge bases",
-      onChange: (list) => this._save(list),
-    }));
+    if (!this.note) return;
+    if (!folder) { this.note.replaceChildren(); return; }
+    const follows = !Array.isArray(this._chat()?.knowledge_ids);
+    this.note.replaceChildren(follows
+      ? h("p", { class: "hint kb-follows" }, `Following folder “${folder.name}”. Changing a box gives this chat its own list.`)
+      : h("p", { class: "hint kb-follows" }, "This chat has its own list. ",
+        // Focus moves to the popover first: the button is redrawn away, which would close it.
+        h("button", { type: "button", class: "link", onclick: () => { this.popup.focus(); this._save(null, true); } },
+          `Use folder “${folder.name}”’s`)));
   }
 
   /** @param refocus give focus back to the button (Esc), not when focus left on its own */
@@ -132,8 +148,8 @@ export class KnowledgePopover {
     this.close();
   }
 
-  /** Saves run one after another, so the last box changed is what stays. */
-  _save(list) {
+  /** Saves run one after another, so the last box changed is what stays; `redraw` after null (the folder's). */
+  _save(list, redraw = false) {
     const s = this.opts.session();
     if (!s) return;
     this.error.textContent = "";
@@ -142,6 +158,8 @@ export class KnowledgePopover {
         const chat = await patch(`/api/chats/${enc(s.chatId)}`, { knowledge_ids: list });
         if (chat && app.session === s) s.setChat({ ...s.chat, ...chat });
         this.update();
+        if (redraw && this.isOpen) this._draw((await get("/api/knowledge")).items);
+        else this._drawNote();
       } catch (err) {
         this.error.textContent = err.fields?.knowledge_ids || err.message;
       }
@@ -157,7 +175,7 @@ export function folderKnowledge(folder) {
   let changed;
   const body = h("div", {}, h("p", { class: "hint", role: "status" }, "Loading…"));
   const box = h("fieldset", { class: "field folder-knowledge" }, h("legend", {}, "Knowledge bases"),
-    h("p", { class: "hint" }, "Every chat in this folder can search these, as well as its own."), body);
+    h("p", { class: "hint" }, "Chats in this folder search these, unless a chat chooses its own."), body);
   get("/api/knowledge").then(({ items }) => {
     body.replaceChildren(items.length ? baseBoxes(items, ids(folder?.knowledge_ids), {
       label: "Knowledge bases its chats search", onChange: (list) => { changed = list; },
