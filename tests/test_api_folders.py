@@ -115,12 +115,13 @@ def test_a_new_chat_copies_the_folder_defaults(api, models):
     folder = new_folder(api, model_id=alpha["id"], system_prompt="Answer in French.",
                         params={"temperature": 0.2, "reasoning_effort": "high"})
     chat = new_chat(api, folder_id=folder["id"])
+    # The folder's prompt is not copied: it is read at each request, before the chat's own (CONTRACT §12).
     assert (chat["folder_id"], chat["model_id"], chat["system_prompt"], chat["params"]) == \
-        (folder["id"], alpha["id"], "Answer in French.", {"temperature": 0.2, "reasoning_effort": "high"})
+        (folder["id"], alpha["id"], "", {"temperature": 0.2, "reasoning_effort": "high"})
     assert api.get(f"/api/chats/{chat['id']}").body == chat
-    # null counts as not given for the model and the prompt.
+    # null counts as not given for the model.
     chat = new_chat(api, folder_id=folder["id"], model_id=None, system_prompt=None)
-    assert (chat["model_id"], chat["system_prompt"]) == (alpha["id"], "Answer in French.")
+    assert (chat["model_id"], chat["system_prompt"]) == (alpha["id"], "")
     # Outside the folder: the app's default model, no prompt, no params.
     plain = new_chat(api)
     assert (plain["model_id"], plain["system_prompt"], plain["params"]) == (beta["id"], "", {})
@@ -144,7 +145,7 @@ def test_a_chat_s_own_values_win_param_by_param(api, models):
         c["id"] for c in api.get("/api/chats").body["items"]]
 
 
-def test_defaults_are_copied_once_at_creation(api, models):
+def test_defaults_are_copied_once_at_creation_and_the_prompt_never(api, models):
     alpha, beta = models
     folder = new_folder(api, model_id=alpha["id"], system_prompt="Old prompt.", params={"temperature": 0.2})
     before = new_chat(api, folder_id=folder["id"])
@@ -154,7 +155,7 @@ def test_defaults_are_copied_once_at_creation(api, models):
     assert api.get(f"/api/chats/{before['id']}").body == before
     after = new_chat(api, folder_id=folder["id"])
     assert (after["model_id"], after["system_prompt"], after["params"]) == \
-        (beta["id"], "New prompt.", {"temperature": 1.0})
+        (beta["id"], "", {"temperature": 1.0})
     # Moving a chat into a folder files it; its settings stay its own.
     loose = new_chat(api, system_prompt="Mine.")
     moved = api.patch(f"/api/chats/{loose['id']}", {"folder_id": folder["id"]}).body
@@ -168,7 +169,7 @@ def test_a_folder_model_removed_from_the_catalog_is_not_inherited(api, models):
     folder = new_folder(api, model_id=alpha["id"], system_prompt="Still here.")
     assert api.delete(f"/api/models/{alpha['id']}").status in (200, 204)
     chat = new_chat(api, folder_id=folder["id"])
-    assert (chat["model_id"], chat["system_prompt"]) == (beta["id"], "Still here.")
+    assert (chat["model_id"], chat["system_prompt"]) == (beta["id"], "")
 
 
 # -- moving chats, counting them, deleting a folder -----------------------------------

@@ -174,12 +174,11 @@ def _check_workspace(f: Fields):
 
 
 def _inherit(changes: dict, body: dict, folder: Folder) -> None:
-    """Fill what a new chat's request left out (or null) from its folder's defaults."""
+    """Fill what a new chat's request left out (or null) from its folder's defaults (its system
+    prompt is not one: the folder's is read at each request, before the chat's own)."""
     if changes.get("model_id") is None and folder.model_id \
             and ModelEntry.get_or_none(ModelEntry.id == folder.model_id) is not None:
         changes["model_id"] = folder.model_id
-    if body.get("system_prompt") is None:
-        changes["system_prompt"] = folder.system_prompt or ""
     if "params" not in body:
         changes["params"] = dict(folder.params or {})
     if body.get("mode") is None:

@@ -123,9 +123,14 @@ def patch_folder(folder_id):
 
 @bp.delete("/api/folders/<folder_id>")
 def delete_folder(folder_id):
-    """The folder goes; its chats stay, in no folder (they keep the defaults they copied)."""
+    """The folder goes; its chats stay, in no folder (they keep the defaults they copied, and the
+    folder's system prompt, which they read at each request, becomes the start of their own)."""
     with db.atomic():
         folder = _folder(folder_id)
+        if folder.system_prompt:
+            # So a request from such a chat is what it was with the folder; as the request joins them.
+            Chat.update(system_prompt=fn.TRIM(folder.system_prompt + "\n\n" + Chat.system_prompt, "\n")).where(
+                Chat.folder == folder.id).execute()
         rows = list(Chat.select(Chat.id, Chat.temporary).where(Chat.folder == folder.id,
                                                                Chat.deleted_at.is_null()))
         moved = [c.id for c in rows]

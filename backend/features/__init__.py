@@ -14,6 +14,7 @@ ALL: list[str] = [
     "backend.features.compaction",
     "backend.features.web",
     "backend.features.research",
+    "backend.features.personal",
     "backend.features.knowledge",
 ]
 

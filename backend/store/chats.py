@@ -50,6 +50,15 @@ def tools_off(chat: Chat) -> tuple[list[str] | None, list[str] | None, list[str]
     return own, inherited, list(own if own is not None else inherited or [])
 
 
+def folder_prompt(chat: Chat) -> str:
+    """The system prompt of the chat's folder as it is now ("" without one): read at each request,
+    so an edit reaches the chats already in it (CONTRACT §12)."""
+    if not chat.folder_id:
+        return ""
+    row = Folder.select(Folder.system_prompt).where(Folder.id == chat.folder_id).first()
+    return (row.system_prompt or "") if row is not None else ""
+
+
 def touch(chat_id: str) -> None:
     """New activity: the chat moves up the list (inside the caller's transaction, if any)."""
     Chat.update(updated_at=now()).where(Chat.id == chat_id).execute()

@@ -370,11 +370,19 @@ def _v19_tools_off(db):
         db.execute_sql(sql)
 
 
+def _v20_folder_prompts_live(db):
+    """A folder's system prompt is read at each request (CONTRACT §12), no longer copied into the
+    chats made in it: a chat still holding its folder's prompt unchanged gives up the copy, which
+    would otherwise be sent twice."""
+    db.execute_sql("UPDATE chat SET system_prompt = '' WHERE folder_id IS NOT NULL AND system_prompt != '' "
+                   "AND system_prompt = (SELECT f.system_prompt FROM folder f WHERE f.id = chat.folder_id)")
+
+
 MIGRATIONS = [_v1_initial, _v2_turn_state, _v3_model_prices, _v4_search, _v5_attachments, _v6_usable_messages,
               _v7_workspaces, _v8_mcp_servers, _v9_import_staging, _v10_model_note,
               _v11_message_tree, _v12_import_sources, _v13_compactions,
               _v14_modes_and_plans, _v15_model_found_window, _v16_drafts, _v17_chat_state,
-              _v18_named_migrations, _v19_tools_off]
+              _v18_named_migrations, _v19_tools_off, _v20_folder_prompts_live]
 
 
 def schema_version(db) -> int:

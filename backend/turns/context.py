@@ -247,7 +247,8 @@ def plan_request(chat: ChatRow, model: ModelRow, keys, tools=(), continuing: boo
     note = modes.system_note(chat.mode, names, features.plan_open(chat.id))
     # The features' parts (backend/turns/features.py), in the order they registered.
     note = "\n\n".join(p for p in (note, *features.system_parts(chat, names)) if p)
-    fixed = (tokens.system_tokens("\n\n".join(p for p in (chat.system_prompt or "", note, summary) if p))
+    prompts = own_prompts(chat)
+    fixed = (tokens.system_tokens("\n\n".join(p for p in (prompts, note, summary) if p))
              + tokens.tools_tokens(tools) + tokens.REPLY_PRIMING)
     budget = min(limits.input, max_tokens or limits.input) - fixed - NOTICE_ROOM
     rows, length = newest_turns(chat.id, checkpoint.boundary_depth if checkpoint else -1, max(budget, 0))
@@ -266,7 +267,7 @@ def plan_request(chat: ChatRow, model: ModelRow, keys, tools=(), continuing: boo
     above = left_out(rows, window, continuing, draft is not None) if rows else 0
     base = checkpoint.boundary_depth + 1 if checkpoint else 0
     window = replace(window, omitted=max(0, above - base) if window.omitted else 0)
-    system = "\n\n".join(p for p in (chat.system_prompt or "", note, summary, window.notice()) if p)
+    system = "\n\n".join(p for p in (prompts, note, summary, window.notice()) if p)
     request = ModelRequest(provider=provider_config(model.provider, keys), wire_api=model.wire_api,
                            model=model.api_model, system=system, messages=window.messages,
                            tools=tuple(tools), params=params, model_id=model.id,
@@ -287,6 +288,13 @@ def plan_request(chat: ChatRow, model: ModelRow, keys, tools=(), continuing: boo
     before = parts["system"] + parts["summary"] + parts["tools"] + everything + tokens.REPLY_PRIMING
     return Plan(request, window, checkpoint, limits, parts, included, length, before, tuple(rows),
                 _key(system, tools, window.messages))
+
+
+def own_prompts(chat: ChatRow) -> str:
+    """What the person wrote for the model, in order (CONTRACT §12): their instructions for every
+    chat (a feature's preamble), the folder's system prompt as it is now, the chat's own."""
+    parts = (*features.preamble_parts(chat), chats.folder_prompt(chat), chat.system_prompt or "")
+    return "\n\n".join(p for p in parts if p)
 
 
 SUMMARY_NOTE = ("Summary of the earlier part of this conversation (its messages are not repeated below). A "

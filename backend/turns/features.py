@@ -54,6 +54,9 @@ class TurnHandle:
     message_id: Callable[[], int | None]  # the turn's newest assistant message (saved before its tools run)
     sources: Callable[[], Any]  # the turn's numbered sources (turns/sources.TurnSources), as they stand now
     service: Callable[[str], Any] = lambda name: None  # a feature's app-wide service, by feature name
+    # read(what): private content reached the turn another way (outbound.MEMORY: memories in its
+    # request), so a call that sends text out asks afterwards (turns/outbound.TurnReads.note).
+    read: Callable[[str], None] = lambda what: None
 
 
 class TurnPart:
@@ -166,6 +169,9 @@ class Feature:
     catalog: Callable[[], list[Tool]] | None = None
     # A part of the request's system text (None or "": nothing), by the chat and the tools offered.
     system_text: Callable[[Any, list[str]], str | None] | None = None
+    # System text before the folder's and the chat's own prompts, by the chat (personal: the person's
+    # instructions for every chat).
+    preamble: Callable[[Any], str | None] | None = None
     # A message the request carries before a stored row (a row's `content_parts`), or None.
     quote: Callable[[Any], Message | None] | None = None
     # Whether the chat is carrying out a plan: modes.py then keeps `update_plan` offered.
@@ -261,6 +267,12 @@ def catalog_tools() -> list[Tool]:
 def system_parts(chat, tool_names: list[str]) -> list[str]:
     """The features' parts of a request's system text, in registration order."""
     parts = (f.system_text(chat, tool_names) for f in registered() if f.system_text is not None)
+    return [p for p in parts if p]
+
+
+def preamble_parts(chat) -> list[str]:
+    """The features' text before a request's own prompts, in registration order."""
+    parts = (f.preamble(chat) for f in registered() if f.preamble is not None)
     return [p for p in parts if p]
 
 

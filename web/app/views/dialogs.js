@@ -4,6 +4,7 @@ import { patch } from "../api.js";
 import { toast } from "./toast.js";
 import { workspacePicker } from "./workspace.js";
 import { chatApprovals } from "./approvals.js";
+import { app } from "../store.js";
 
 let sheets = 0;
 
@@ -88,8 +89,13 @@ export function openChatSettings(chat, onSaved) {
     ...[["", "Model default"], ["off", "Off"], ["low", "Low"], ["medium", "Medium"], ["high", "High"]]
       .map(([v, t]) => h("option", { value: v, selected: (p.reasoning_effort || "") === v }, t)));
   const err = h("div", { class: "field-error", role: "alert" });
+  // A folder's prompt is read at each request and goes before the chat's own (CONTRACT §12).
+  const folder = chat.folder_id ? app.folders?.find((f) => f.id === chat.folder_id) : null;
+  const folderNote = folder?.system_prompt
+    ? h("div", { class: "hint", id: "cs-prompt-folder" }, `Sent after the system prompt of folder “${folder.name}”.`) : null;
+  if (folderNote) prompt.setAttribute("aria-describedby", "cs-prompt-folder");
   const form = h("form", { class: "chat-settings" },
-    h("div", { class: "field" }, h("label", { for: "cs-prompt" }, "System prompt"), prompt),
+    h("div", { class: "field" }, h("label", { for: "cs-prompt" }, "System prompt"), prompt, folderNote),
     h("div", { class: "field" }, h("label", { for: "cs-temp" }, h("span", {}, tempOn, " Temperature "), tempOut), temp,
       h("div", { class: "hint" }, "Lower is steadier, higher is more varied. Unchecked: the model's default.")),
     h("div", { class: "field" }, h("label", { for: "cs-effort" }, "Reasoning effort"), effort),

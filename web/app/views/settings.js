@@ -4,6 +4,7 @@
 // the shell's network and sandbox), MCP servers (views/mcp.js), web search
 // (views/web-search-settings.js), the local sites web fetch may read (views/web-fetch-settings.js),
 // research limits (views/research-settings.js), knowledge bases (views/knowledge-settings.js),
+// personal context (views/personal-settings.js),
 // appearance, your data, and advanced (keyring, catalog.toml).
 // A search box shows the matching rows of every section at once.
 // Lists redraw when their data changes; the add forms are built once, so a redraw
@@ -25,6 +26,7 @@ import { WebSearchSection } from "./web-search-settings.js";
 import { ResearchSection } from "./research-settings.js";
 import { WebFetchSection } from "./web-fetch-settings.js";
 import { KnowledgeSection } from "./knowledge-settings.js";
+import { PersonalSection } from "./personal-settings.js";
 import { SettingsSections } from "./settings-sections.js";
 import { filePicker } from "./file-picker.js";
 import { importSummary } from "../../js/import-summary.js";
@@ -45,6 +47,7 @@ export class SettingsView {
     this.research = new ResearchSection();
     this.webFetch = new WebFetchSection();
     this.knowledge = new KnowledgeSection();
+    this.personal = new PersonalSection();
     const addProvider = providerForm({
       onAdded: async (p, status) => {
         status.textContent = "Looking for its models…";
@@ -66,6 +69,7 @@ export class SettingsView {
       { id: "fetch", title: "Web fetch", body: [this.webFetch.el] },
       { id: "research", title: "Research", body: [this.research.el] },
       { id: "knowledge", title: "Knowledge", body: [this.knowledge.el] },
+      { id: "personal", title: "Personal", body: [this.personal.el] },
       { id: "appearance", title: "Appearance", body: [this.appearance] },
       { id: "data", title: "Data", body: [this._dataSection()] },
       { id: "advanced", title: "Advanced", body: [this.advanced] },
@@ -94,6 +98,7 @@ export class SettingsView {
     this.research.update();
     this.webFetch.update();
     this.knowledge.update();
+    this.personal.update();
   }
 
   // Built once: an import's result stays on screen while the lists above redraw.
