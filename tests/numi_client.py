@@ -27,8 +27,8 @@ class Api:
         self.port, self.token = port, token
 
     def request(self, method: str, path: str, body=None, *, headers=None, raw: bytes | None = None,
-                content_type: str = "application/json"):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+                content_type: str = "application/json", timeout: float = 30):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         hdrs = {"Host": f"127.0.0.1:{self.port}"}
         if self.token:
             hdrs["Authorization"] = f"Bearer {self.token}"
