@@ -113,6 +113,10 @@ class Setup:
                                           "label": "Fake"})
         assert r.status == 201, r
         self.model = r.body
+        # Requests carry only what each test put in them: the date's line (on by default, CONTRACT
+        # §12) is tests/test_protocol_personal.py's to check.
+        r = self.api.patch("/api/settings", {"personal": {"date": False}})
+        assert r.status == 200, r
 
     def chat(self, **fields) -> str:
         r = self.api.post("/api/chats", {"model_id": self.model["id"], **fields})

@@ -32,8 +32,6 @@ def test_a_conversation_survives_switching_between_every_wire_api(setup):
     local = setup.model["id"]  # chat_completions through the openai_compatible provider
     chat = setup.chat(title="t", system_prompt="Be brief.", params={"reasoning_effort": "low"})
     sock = setup.socket(chat)
-    # The chat's prompt alone as system text (the date's own line is tests/test_protocol_personal.py's).
-    assert setup.api.patch("/api/settings", {"personal": {"date": False}}).status == 200
 
     # 1. Anthropic: thinks (signed), calls a tool, then answers.
     fake.enqueue([S.reasoning("Upper-case it."), S.signature("sig-1"),

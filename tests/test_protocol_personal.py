@@ -28,11 +28,11 @@ def system_of(body: dict, wire_api: str) -> str:
     return first["content"] if first["role"] == "system" else ""
 
 
-def test_the_setting_merges_and_refusals_change_nothing(setup):
+def test_the_setting_merges_and_refusals_change_nothing(setup, api):
+    assert api.get("/api/settings").body["personal"] == DEFAULTS  # a fresh data dir (the Setup turns the date off)
     api = setup.api
-    assert personal(setup) == DEFAULTS
     r = api.patch("/api/settings", {"personal": {"about": "I like short answers."}})
-    assert r.status == 200 and r.body["personal"] == {**DEFAULTS, "about": "I like short answers."}
+    assert r.status == 200 and r.body["personal"] == {**DEFAULTS, "about": "I like short answers.", "date": False}
     r = api.patch("/api/settings", {"personal": {"date": False, "instructions": "Use metric units."}})
     assert r.body["personal"] == {"about": "I like short answers.", "instructions": "Use metric units.",
                                   "date": False}
@@ -56,7 +56,7 @@ def test_every_request_carries_the_personal_context_in_order_over_each_wire(setu
               "responses": add_model(setup, "openai", fake.base_url, "responses", "Fake OpenAI"),
               "anthropic_messages": add_model(setup, "anthropic", fake.url, "anthropic_messages", "Fake Claude")}
     assert api.patch("/api/settings", {"personal": {"instructions": "Always answer in French.",
-                                                    "about": ABOUT}}).status == 200
+                                                    "about": ABOUT, "date": True}}).status == 200
     folder = api.post("/api/folders", {"name": "Lab", "system_prompt": "You help with lab reports."}).body
     for wire_api, model_id in models.items():
         chat = setup.chat(title="t", model_id=model_id, folder_id=folder["id"], system_prompt="Be brief.")
