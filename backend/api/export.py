@@ -2,7 +2,7 @@
 
 The formats are in backend/store/export_format.py and docs/PROTOCOL.md
 ("Export and import"). Nothing from the catalog, the settings or the keyring is
-part of an export.
+part of an export; the zip of everything carries the prompt library too.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from flask import Blueprint, Response, request, send_file
 from backend.api.chats import _chat
 from backend.api.files import _disposition
 from backend.errors import invalid
+from backend.features.prompts import transfer as prompts
 from backend.runtime import runtime
 from backend.store import export_format as fmt
 from backend.store.models import Chat
@@ -51,7 +52,7 @@ def export_all():
                  .order_by(Chat.created_at, Chat.id))
     # An unnamed temporary file: it disappears when the response closes it, even after a crash.
     out = tempfile.TemporaryFile(prefix="numi-export-")
-    fmt.write_zip(out, chats, runtime().files.path)
+    fmt.write_zip(out, chats, runtime().files.path, prompts.exported())
     out.seek(0)
     name = time.strftime("numi-export-%Y%m%d-%H%M%S.zip")
     response = send_file(out, mimetype="application/zip", as_attachment=True, download_name=name,

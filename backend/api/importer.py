@@ -2,7 +2,9 @@
 
 The answer: `chat_ids`, the chats made; `already`, how many of the file's chats were
 here from an earlier import of the same source; `updated`, those of them that gained
-messages (backend/store/import_plan.py).
+messages (backend/store/import_plan.py); `prompts`, what became of the export's prompt
+library (`added`, `already`, and `clashed`: the commands taken here by another prompt, which
+was kept: backend/features/prompts/transfer.py). They come in with the chats or not at all.
 
 The body is the JSON itself (application/json), or a multipart upload whose
 `file` is that JSON or a zip holding it. A multipart upload streams to
@@ -17,11 +19,12 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from backend.api.files import receive_upload
 from backend.errors import ApiError, invalid
+from backend.features.prompts import transfer as prompt_transfer
 from backend.runtime import runtime
 from backend.store import import_read as rd
 from backend.store.files import TooLarge, human_size
 from backend.store.import_chatgpt import parse_chatgpt
-from backend.store.import_write import write_import
+from backend.store.import_write import Outcome, write_import
 from backend.turns.registry import CommandError
 
 bp = Blueprint("importer", __name__)
@@ -38,6 +41,7 @@ def import_chats():
     limit = rd.max_import_bytes()
     store = runtime().files
     blobs, safe_zip = [], None
+    prompts: list[dict] = []
     try:
         if request.mimetype == "multipart/form-data":
             upload, _name = receive_upload(limit, _too_large,
@@ -66,11 +70,16 @@ def import_chats():
             if not isinstance(doc, dict):
                 raise rd.ImportRefused("numi-export.json is not a Numi export (it is not a JSON object).")
             chats = rd.parse_numi(doc)
+            prompts = prompt_transfer.parse(doc)
         else:
             if not isinstance(doc, list):
                 raise rd.ImportRefused("conversations.json is not a ChatGPT export (it is not a list).")
             chats = parse_chatgpt(doc)
-        outcome = write_import(store, chats, safe_zip, limit)
+        if chats or not prompts:
+            outcome = write_import(store, chats, safe_zip, limit,
+                                   also=(lambda: prompt_transfer.write(prompts)) if prompts else None)
+        else:  # prompts alone (an export made before any chat)
+            outcome = Outcome(created=[], already=0, updated=[], switch={}, also=prompt_transfer.write(prompts))
     except rd.ImportRefused as exc:
         raise ApiError(exc.status, exc.code, exc.message, exc.fields) from None
     except TooLarge as exc:
@@ -90,4 +99,6 @@ def import_chats():
         events.folders_changed()
     for chat_id in outcome.created + outcome.updated:
         events.chat_changed(chat_id)
-    return {"chat_ids": outcome.created, "already": outcome.already, "updated": outcome.updated}, 201
+    prompts_did = outcome.also or {"added": 0, "already": 0, "clashed": []}
+    return {"chat_ids": outcome.created, "already": outcome.already, "updated": outcome.updated,
+            "prompts": prompts_did}, 201

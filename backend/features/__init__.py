@@ -16,6 +16,7 @@ ALL: list[str] = [
     "backend.features.research",
     "backend.features.personal",
     "backend.features.knowledge",
+    "backend.features.prompts",
 ]
 
 

@@ -16,9 +16,13 @@ Every version of every message is there: `parent_id` links them into the chat's 
 message ids, so a later export of the same chat names the same message the same way (an
 import uses that to add only what is new). Version 1 had neither ids nor links: one branch.
 
+The full export (the zip) also carries the prompt library as `"prompts": [{"id", "name",
+"command", "content", "created_at", "updated_at"}]` (backend/features/prompts/transfer.py);
+older exports have no such list, and a Numi that predates it ignores it.
+
 Bytes travel either inline (`data`, base64: a single chat's JSON is complete on
 its own) or beside the JSON in the zip as `files/<sha256>` (no `data`). No
-provider, key, catalog or setting is ever part of an export: only chats.
+provider, key, catalog or setting is ever part of an export: only chats (and prompts).
 Queued messages discarded before they were sent are left out, and so are request
 ids (they only de-duplicate sends within this database).
 """
@@ -110,9 +114,13 @@ def _attachment(row, inline_bytes) -> dict:
     return data
 
 
-def document(chats: list[dict]) -> dict:
-    return {"format": FORMAT, "version": VERSION, "exported_at": iso(time.time()),
-            "app_version": __version__, "chats": chats}
+def document(chats: list[dict], prompts: list[dict] | None = None) -> dict:
+    """The export's JSON; the full export adds the prompt library (`prompts`), a chat's own does not."""
+    doc = {"format": FORMAT, "version": VERSION, "exported_at": iso(time.time()),
+           "app_version": __version__, "chats": chats}
+    if prompts is not None:
+        doc["prompts"] = prompts
+    return doc
 
 
 # -- Markdown ------------------------------------------------------------------------
@@ -218,16 +226,17 @@ def safe_stem(title: str, max_len: int = 60) -> str:
     return stem or "chat"
 
 
-def write_zip(target, chats, blob_path) -> None:
+def write_zip(target, chats, blob_path, prompts: list[dict] | None = None) -> None:
     """The whole export as a zip: numi-export.json, chats/<title>-<id>.md, files/<sha256>.
 
-    `chats`: Chat rows; `blob_path(sha256) -> Path`. Blobs are added once each,
-    streamed from disk; a blob missing from files/ is left out (its metadata stays).
+    `chats`: Chat rows; `blob_path(sha256) -> Path`; `prompts`: the prompt library, in the
+    JSON's `prompts`. Blobs are added once each, streamed from disk; a blob missing from
+    files/ is left out (its metadata stays).
     """
     exported = [chat_export(c) for c in chats]
     labels = model_labels()
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr(ZIP_JSON, json.dumps(document(exported), ensure_ascii=False, indent=1))
+        zf.writestr(ZIP_JSON, json.dumps(document(exported, prompts), ensure_ascii=False, indent=1))
         for chat in exported:
             zf.writestr(f"chats/{safe_stem(chat['title'])}-{chat['id']}.md", to_markdown(chat, labels))
         seen = set()

@@ -17,7 +17,8 @@ Order:
    chat already here are written to a hidden chat of their own.
 4. One small transaction shows them: folders made where missing, the new file
    rows, each chat's `import_id`, deleted and temporary marks cleared, and new
-   messages for a chat already here moved into it.
+   messages for a chat already here moved into it; and what the caller adds
+   beside the chats (`also`: the export's prompts), so it comes in with them or not at all.
 If anything fails, the hidden chats are removed (in short transactions too),
 the blobs this import placed are removed and the staged ones discarded. A
 process that dies mid-import leaves hidden chats that the next start removes
@@ -29,6 +30,7 @@ import logging
 import secrets
 import threading
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import peewee
 from peewee import Field, IntegrityError
@@ -117,18 +119,22 @@ class Outcome:
     already: int  # chats of the file that were here already (or earlier in the same file)
     updated: list[str]  # chats already here that gained messages
     switch: dict[str, int]  # chat id -> the message its active branch now runs on to
+    also: Any = None  # what `also` answered
 
 
-def write_import(store: FileStore, chats: list[ParsedChat], zip_source=None, limit: int = 0) -> Outcome:
-    """Create the new chats (new ids) and add the new messages of chats imported before."""
+def write_import(store: FileStore, chats: list[ParsedChat], zip_source=None, limit: int = 0,
+                 also: Callable[[], Any] | None = None) -> Outcome:
+    """Create the new chats (new ids) and add the new messages of chats imported before;
+    `also()` runs in the transaction that shows them (its answer is `Outcome.also`)."""
     if not chats:
         raise ImportRefused("The file holds no chats to import.")
     with _ONE_AT_A_TIME:
         plans, already = import_plan.plan(chats)
-        return _write(store, plans, already, zip_source, limit)
+        return _write(store, plans, already, zip_source, limit, also)
 
 
-def _write(store: FileStore, plans: list[Plan], already: int, zip_source, limit: int) -> Outcome:
+def _write(store: FileStore, plans: list[Plan], already: int, zip_source, limit: int,
+           also: Callable[[], Any] | None = None) -> Outcome:
     staged: dict[str, tuple[BlobWriter | None, str | None]] = {}
     placed: list[str] = []
     import_id = secrets.token_hex(8)
@@ -152,9 +158,9 @@ def _write(store: FileStore, plans: list[Plan], already: int, zip_source, limit:
             if Chat.select().where(Chat.import_id == import_id).count() < len(made):
                 raise _removed_meanwhile() from None
             raise
-        switch = _show(plans, import_id, files.new_rows)
+        switch, also_did = _show(plans, import_id, files.new_rows, also)
         return Outcome(created=[p.write_id for p in plans if p.target is None], already=already,
-                       updated=[p.target for p in plans if p.target and p.new], switch=switch)
+                       updated=[p.target for p in plans if p.target and p.new], switch=switch, also=also_did)
     except BaseException:
         if written:
             _remove_hidden(import_id)
@@ -238,9 +244,10 @@ def _message_row(m: dict, p: Plan, chat_created: float) -> tuple:
     return tuple(f.db_value(values[f.name]) for f in _MESSAGE_FIELDS)
 
 
-def _show(plans: list[Plan], import_id: str, file_rows: list[dict]) -> dict[str, int]:
+def _show(plans: list[Plan], import_id: str, file_rows: list[dict],
+          also: Callable[[], Any] | None = None) -> tuple[dict[str, int], Any]:
     """The one short transaction that makes the import appear whole; the chats whose active
-    branch should now run on into new messages (see _extends)."""
+    branch should now run on into new messages (see _extends), and what `also()` answered."""
     by_folder: dict[str, list[str]] = {}
     for p in plans:
         if p.target is None and p.chat.folder:
@@ -262,7 +269,8 @@ def _show(plans: list[Plan], import_id: str, file_rows: list[dict]) -> dict[str,
                 if leaf is not None:
                     switch[p.target] = leaf
         Chat.update(import_id=None, deleted_at=None, temporary=False).where(Chat.import_id == import_id).execute()
-    return switch
+        also_did = also() if also is not None else None
+    return switch, also_did
 
 
 def _add_to(p: Plan) -> int | None:

@@ -11,6 +11,7 @@
 // (Ask, Plan, Edit, Auto: CONTRACT §7; a native select, so keys and screen readers know it);
 // the tools button (a saved chat's) opens the switches of the tools it offers (tools-popover.js),
 // the Knowledge button the knowledge bases it searches (knowledge-picker.js);
+// `/` at the start of the box lists the person's prompts and fills one in (prompts-menu.js);
 // ↑ in the empty box edits
 // the last message sent. What the box holds is counted for the context meter (draft()):
 // `draftChanged` is told after each change, to read the count after a pause when typing
@@ -20,6 +21,7 @@ import { h } from "../dom.js";
 import { ModelPicker, rememberModel } from "./model-picker.js";
 import { ToolsPopover } from "./tools-popover.js";
 import { KnowledgePopover } from "./knowledge-picker.js";
+import { PromptMenu } from "./prompts-menu.js";
 import { fileUrl, formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
 import { MODES, modeInfo } from "../../js/plans.js";
 import { anyModelSees, noModelSeesSentence } from "../../js/vision.js";
@@ -45,7 +47,7 @@ export class Composer {
     this.input = h("textarea", {
       class: "composer-input", rows: 1, placeholder: HINT_LONG,
       "aria-label": "Message", spellcheck: true, "aria-keyshortcuts": "Enter Control+Enter Meta+Enter ArrowUp",
-      oninput: () => { this._fit(); this.hooks.draftChanged?.(true); },
+      oninput: () => { this._fit(); this.hooks.draftChanged?.(true); this.prompts.typed(); },
       onkeydown: (e) => this._key(e),
     });
     this.sendBtn = h("button", { type: "button", class: "primary send-btn", "aria-label": "Send message", onclick: () => this._send() }, "Send");
@@ -63,6 +65,7 @@ export class Composer {
     this.attachList = h("div", { class: "attach-list", role: "list", "aria-label": "Attached files", hidden: true });
     this.attachError = h("div", { class: "attach-error", role: "alert" });
     this.capsWarning = h("div", { class: "caps-warning", role: "alert", hidden: true });
+    this.prompts = new PromptMenu({ input: this.input, changed: () => { this._fit(); this.hooks.draftChanged?.(true); } });
     this.box = h("div", { class: "composer-box" }, this.attachBtn, this.input,
       h("div", { class: "composer-buttons" }, this.stopBtn, this.researchBtn, this.sendBtn));
     this.picker = new ModelPicker({ label: "Model for this chat", up: true, current: () => hooks.model(),
@@ -77,7 +80,8 @@ export class Composer {
     this.knowledge = new KnowledgePopover({ session: () => this.session });
     this.knowledge.el.hidden = !this.session;
     this.foot = h("div", { class: "composer-foot" }, this.picker.el, this.modeSelect, this.tools.el, this.knowledge.el, this.note);
-    this.el = h("div", { class: "composer" }, this.queue, this.attachList, this.attachError, this.capsWarning, this.box,
+    this.el = h("div", { class: "composer" }, this.queue, this.attachList, this.attachError, this.capsWarning,
+      this.prompts.form, this.prompts.el, this.box,
       this.fileInput, this.foot);
     this.queueKey = "";
     this.attachments = []; // {key, file, name, size, state: uploading|ready|error, progress, stored, error, url, el}
@@ -108,6 +112,7 @@ export class Composer {
   }
 
   _key(e) {
+    if (this.prompts.key(e)) return;
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing && !e.altKey) {
       e.preventDefault();
       // Ctrl/⌘+Enter while a reply runs: steer it rather than wait for it to end.
@@ -140,6 +145,7 @@ export class Composer {
     if (this.hooks.send(text, opts) !== false) {
       rememberModel(this.hooks.model());
       this.input.value = "";
+      this.prompts.close();
       this._fit();
       this._clearAttachments();
       this.hooks.draftChanged?.(false);

@@ -5,6 +5,7 @@
 // (views/web-search-settings.js), the local sites web fetch may read (views/web-fetch-settings.js),
 // research limits (views/research-settings.js), knowledge bases (views/knowledge-settings.js),
 // personal context (views/personal-settings.js),
+// the prompt library (views/prompts-settings.js),
 // appearance, your data, and advanced (keyring, catalog.toml).
 // A search box shows the matching rows of every section at once.
 // Lists redraw when their data changes; the add forms are built once, so a redraw
@@ -27,6 +28,7 @@ import { ResearchSection } from "./research-settings.js";
 import { WebFetchSection } from "./web-fetch-settings.js";
 import { KnowledgeSection } from "./knowledge-settings.js";
 import { PersonalSection } from "./personal-settings.js";
+import { PromptsSection } from "./prompts-settings.js";
 import { SettingsSections } from "./settings-sections.js";
 import { filePicker } from "./file-picker.js";
 import { importSummary } from "../../js/import-summary.js";
@@ -48,6 +50,7 @@ export class SettingsView {
     this.webFetch = new WebFetchSection();
     this.knowledge = new KnowledgeSection();
     this.personal = new PersonalSection();
+    this.prompts = new PromptsSection();
     const addProvider = providerForm({
       onAdded: async (p, status) => {
         status.textContent = "Looking for its models…";
@@ -70,6 +73,7 @@ export class SettingsView {
       { id: "research", title: "Research", body: [this.research.el] },
       { id: "knowledge", title: "Knowledge", body: [this.knowledge.el] },
       { id: "personal", title: "Personal", body: [this.personal.el] },
+      { id: "prompts", title: "Prompts", body: [this.prompts.el] },
       { id: "appearance", title: "Appearance", body: [this.appearance] },
       { id: "data", title: "Data", body: [this._dataSection()] },
       { id: "advanced", title: "Advanced", body: [this.advanced] },
@@ -117,6 +121,7 @@ export class SettingsView {
           const body = await res.json().catch(() => null);
           if (!res.ok) throw new Error(body?.error?.message || `The server answered ${res.status}.`);
           say(importSummary(body, chosen.name));
+          if (body?.prompts?.added) this.prompts.load();
         } catch (err) { say(err.message); }
       },
     });
