@@ -11,7 +11,7 @@ from tests.test_api_catalog import assert_invalid, make_model, make_provider
 from tests.test_api_chats import ISO, ids, new_chat, sql
 
 FOLDER_FIELDS = {"id", "name", "model_id", "system_prompt", "params", "mode", "tools_off", "chat_count",
-                 "created_at", "knowledge_ids"}  # knowledge_ids: the knowledge feature's (CONTRACT §8)
+                 "created_at", "knowledge_ids", "memory"}  # the knowledge and memory features' (CONTRACT §8)
 
 
 def new_folder(api, **fields):

@@ -17,6 +17,7 @@ ALL: list[str] = [
     "backend.features.personal",
     "backend.features.knowledge",
     "backend.features.prompts",
+    "backend.features.memory",
 ]
 
 

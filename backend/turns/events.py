@@ -45,6 +45,7 @@ class SourceItem(TypedDict):
     knowledge_id: NotRequired[str]
     document_id: NotRequired[int]
     path: NotRequired[str]
+    memory_id: NotRequired[str]  # a memory the request carried (CONTRACT §8)
 
 
 class TurnSource(SourceItem):
@@ -70,6 +71,16 @@ class Outbound(TypedDict):
 class LocalAddress(TypedDict):
     url: str  # the address on this computer or the person's network that the call would read
     reason: str  # why it asks
+
+
+class Untrusted(TypedDict):
+    read: list[str]  # where the text from outside that the conversation read came from
+    reason: str  # why it asks whatever the rules say (a `remember`: memory poisoning)
+
+
+class MemoryUpdate(TypedDict):
+    memory_id: str  # the memory a `remember` would update instead of adding one
+    text: str  # its text now
 
 
 class Versions(TypedDict):
@@ -123,7 +134,7 @@ CHAT_EVENTS = _table(
     Event("approval_required", {"approval_id": str, "call_id": str, "name": str, "arguments": str,
                                 "can_always": bool},
           {"changed": bool, "description": str, "diff": str, "outbound": Outbound,
-           "local": LocalAddress}, turn_id=TURN),
+           "local": LocalAddress, "untrusted": Untrusted, "updates": MemoryUpdate}, turn_id=TURN),
     Event("tool_end", {"call_id": str, "name": str, "ok": bool, "output": str, "duration_ms": int},
           {"diff": str}, turn_id=TURN),
     Event("message_saved", {"message_id": int, "role": str}, turn_id=TURN,

@@ -109,7 +109,7 @@ class Turn:
         # Each feature's share of the turn (backend/turns/features.py), by feature name.
         self.parts = features.bind_turn(features.TurnHandle(
             chat_id, self.id, self.publish, self.cancel, lambda: services.chat_changed(chat_id),
-            lambda: self.last_message_id, lambda: self.sources, services.feature_services.get))
+            lambda: self.last_message_id, lambda: self.sources, services.feature_services.get, self.reads.note))
 
     def publish(self, type_: str, **fields) -> dict:
         return self.hub.publish(type_, self.id, **fields)
@@ -142,13 +142,14 @@ class Turn:
         assert chat is not None  # a chat is purged only once its turn has stopped (stop_chat)
         continuing = self.continue_message_id is not None
         model, self.tools, plan = next_request.prepare(self.services, chat, self.asked_model_id, continuing)
-        for part in self.parts.values():
-            part.bind_tools(self.tools)
         if self.continue_message_id is not None:
             # The reply's text already cites its sources: their numbers go on from there.
             saved = history.by_ids([self.continue_message_id])[self.continue_message_id].citation_sources
             self.sources = TurnSources(self.publish, saved)
             self.saved_sources = SavedSources(self.sources, self.continue_message_id)
+        # After the sources are the turn's own: a part may add what the planned request carries (memory).
+        for part in self.parts.values():
+            part.bind_tools(self.tools)
         self.model_id = model.id
         notices: list[str] = []
         for feature in features.registered():  # compaction makes room (backend/features/compaction/)

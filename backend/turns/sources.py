@@ -15,8 +15,9 @@ from typing import Callable
 from backend.core.text import well_formed_value
 
 KINDS = ("web", "knowledge", "memory")
-# The contract's fields, then where the viewer opens a knowledge passage (docs/PROTOCOL.md).
-_FIELDS = ("title", "url", "file_id", "snippet", "locator", "knowledge_id", "document_id", "path")
+# The contract's fields, then where the viewer opens a knowledge passage (docs/PROTOCOL.md), then
+# the memory a request carried.
+_FIELDS = ("title", "url", "file_id", "snippet", "locator", "knowledge_id", "document_id", "path", "memory_id")
 
 
 class TurnSources:
@@ -66,7 +67,9 @@ class TurnSources:
 
 def _key(kind: str, item: dict) -> tuple:
     """What makes two items the same source: the URL, else the document or file and the place in
-    it, else the text."""
+    it, else the text. A memory is one source, whatever its text says."""
+    if item.get("memory_id"):
+        return ("memory", item["memory_id"])
     if item.get("url"):
         return ("url", item["url"])
     place = json.dumps(item.get("locator"), sort_keys=True)

@@ -62,7 +62,8 @@ const text = (value) => (typeof value === "string" ? value : value == null ? "" 
  * strings in the text fields. A source without a title is named by its site (or "Source n").
  * A passage of a knowledge base (kind "knowledge") has no url: it opens in the app's viewer
  * from `knowledge` {knowledge_id, document_id, locator, path, file_id}, and `place` says where
- * in its file it is ("p. iv"); other sources have neither.
+ * in its file it is ("p. iv"); other sources have neither. A memory (kind "memory") has
+ * `memory`, its id, and is named by its whole text.
  */
 export function shownSources(sources) {
   const byN = new Map();
@@ -79,6 +80,12 @@ export function shownSources(sources) {
       shown.knowledge = { knowledge_id: s.knowledge_id, document_id: s.document_id, locator: s.locator ?? null,
                           path: typeof s.path === "string" ? s.path : null,
                           file_id: typeof s.file_id === "string" ? s.file_id : null };
+    }
+    // A memory the request carried (kind "memory"): opens Settings → Memory, named by its text.
+    if (!kb && s.kind === "memory" && typeof s.memory_id === "string" && s.memory_id) {
+      shown.memory = s.memory_id;
+      shown.title = shown.snippet || shown.title;
+      shown.snippet = "";
     }
     byN.set(n, shown);
   }

@@ -30,6 +30,7 @@ import { planEvents } from "./plans.js";
 import { sourceEvents } from "./citations.js";
 import { contextEvents, contextSlices } from "./context-marks.js";
 import { researchEvents, researchSlices } from "./research.js";
+import { memoryEvents, memorySlices } from "./memory.js";
 
 // Event type (or NEW_EPOCH) → its handlers, in registration order.
 const HANDLERS = new Map();
@@ -62,6 +63,7 @@ registerHandlers(planEvents);
 registerHandlers(sourceEvents);
 registerHandlers(contextEvents, contextSlices);
 registerHandlers(researchEvents, researchSlices);
+registerHandlers(memoryEvents, memorySlices);
 
 export function initialState(chatId) {
   // A copy for each chat: no two chats' states share a starting list.

@@ -32,7 +32,8 @@ function parsed(args) {
 
 /**
  * @param a {{approval_id, call_id, name, arguments, can_always, changed?, description?, diff?,
- *             outbound?: {sends, reason}, local?: {url, reason}}}
+ *             outbound?: {sends, reason}, local?: {url, reason}, untrusted?: {read, reason},
+ *             updates?: {memory_id, text}}}
  * @param answer (approvalId, decision, reason?, args?) → void; args is an object, only when edited
  * @returns the card element; `el.unlock()` makes it answerable again (the server refused an answer)
  */
@@ -117,6 +118,9 @@ export function approvalCard(a, answer) {
     : a.outbound
     ? "Always allow is not offered for this call: after this conversation read private content, "
       + "anything sent out asks each time."
+    : a.untrusted
+    ? "Always allow is not offered for this call: after this conversation read text from outside, "
+      + "saving a memory asks each time."
     : "Always allow is not offered for this call: only a single plain command can be allowed for good, "
       + "and this one chains commands, pipes, redirects or substitutes. It asks each time.";
   const always = h("button", { type: "button", class: "ghost", onclick: () => allow("allow_always"),
@@ -140,6 +144,12 @@ export function approvalCard(a, answer) {
       h("strong", {}, "This would send text out. "), a.outbound.reason,
       h("div", { class: "tool-label" }, "What it would send"),
       h("pre", { class: "tool-pre approval-sends" }, a.outbound.sends || "(nothing)")) : null,
+    // A memory after outside text was read: where that text came from, which may have asked for it.
+    a.untrusted ? h("div", { class: "notice warn approval-untrusted", role: "note" },
+      h("strong", {}, "Read from outside. "), a.untrusted.reason) : null,
+    a.updates ? h("div", { class: "notice approval-updates", role: "note" },
+      h("strong", {}, "This updates a memory. "), "It now reads:",
+      h("pre", { class: "tool-pre approval-old-memory" }, a.updates.text)) : null,
     a.local ? h("div", { class: "notice warn approval-local", role: "note" },
       h("strong", {}, "On your own network. "), a.local.reason,
       h("pre", { class: "tool-pre approval-local-url" }, a.local.url)) : null,

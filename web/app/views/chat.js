@@ -21,6 +21,8 @@ import { Inputs } from "../../js/view-inputs.js";
 import { ContextMeter } from "./context-meter.js";
 import { ContextMarks } from "./context-marks.js";
 import { ResearchProgress } from "./research-progress.js";
+import { MemoryChips } from "./memory-chip.js";
+import { chipsByReply } from "../../js/memory.js";
 import { contextMarks } from "../../js/context-marks.js";
 import { compactedSentence } from "../../js/context-meter.js";
 import { newestPlans, planExecutions } from "../../js/plans.js";
@@ -102,6 +104,7 @@ export class ChatView {
     this.composer.el.insertBefore(this.meter.warning, this.composer.box);
     this.marks = new ContextMarks();
     this.research = new ResearchProgress();
+    this.memoryChips = new Map(); // reply id → its "Memory saved · Undo" chips (views/memory-chip.js)
     if (session) session.draft = () => this.composer.draft();
     this._keepDraft(session);
     this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header.el, this.scroller, this.composer.el);
@@ -156,6 +159,7 @@ export class ChatView {
       compaction: ({ state }) => state.compaction,
       trimmed: ({ state }) => state.trimmed,
       research: ({ state }) => state.research,
+      memorySaved: ({ state }) => state.memorySaved,
       running: ({ s }) => s.running,
       chat: ({ s }) => s.chat,
       settings: () => app.settings,
@@ -448,6 +452,11 @@ export class ChatView {
     const strip = this.research.element(marksState);
     const asked = strip ? order.find((m) => m.id === inp.research.userMessageId) : null;
     if (asked) after.set(asked.id, [...(after.get(asked.id) || []), strip]);
+    // A turn's saved memories go under its reply (web/js/memory.js).
+    for (const [id, chips] of chipsByReply(order, inp.memorySaved)) {
+      if (!this.memoryChips.has(id)) this.memoryChips.set(id, new MemoryChips());
+      after.set(id, [...(after.get(id) || []), this.memoryChips.get(id).element(chips)]);
+    }
     const placed = new Set();
     this.backlog = false;
     let prev = null;
@@ -477,6 +486,7 @@ export class ChatView {
       if (!live.has(id)) { this._dropView(view); this.views.delete(id); }
     }
     for (const el of [this.marks.divider, this.marks.note, this.research.el]) if (!placed.has(el)) el.remove();
+    for (const [id, chips] of this.memoryChips) if (!placed.has(chips.el)) { chips.el.remove(); this.memoryChips.delete(id); }
     if (this.backlog) {
       // Bubbles still to build: the next frame draws the thread again, whatever changed.
       this.threadInputs.forget();

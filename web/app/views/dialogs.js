@@ -5,6 +5,7 @@ import { toast } from "./toast.js";
 import { workspacePicker } from "./workspace.js";
 import { chatApprovals } from "./approvals.js";
 import { app } from "../store.js";
+import { followsSentence, memoryChoice, memoryValue } from "../../js/memory.js";
 
 let sheets = 0;
 
@@ -94,11 +95,20 @@ export function openChatSettings(chat, onSaved) {
   const folderNote = folder?.system_prompt
     ? h("div", { class: "hint", id: "cs-prompt-folder" }, `Sent after the system prompt of folder “${folder.name}”.`) : null;
   if (folderNote) prompt.setAttribute("aria-describedby", "cs-prompt-folder");
+  // Memory (CONTRACT §8): as the folder says (null), on or off; temporary chats never use it.
+  const memoryOn = app.settings?.memory?.enabled !== false;
+  const memory = h("select", { id: "cs-memory", "aria-describedby": "cs-memory-hint", disabled: !!chat.temporary },
+    ...[["folder", folder ? "As the folder says" : "As Settings say"], ["on", "On"], ["off", "Off"]]
+      .map(([v, t]) => h("option", { value: v, selected: memoryChoice(chat.memory) === v }, t)));
+  const memoryHint = h("div", { class: "hint", id: "cs-memory-hint" }, chat.temporary
+    ? "Temporary chats never read or save memories."
+    : `Whether this chat reads your memories and may save new ones. ${followsSentence(folder, memoryOn)}`);
   const form = h("form", { class: "chat-settings" },
     h("div", { class: "field" }, h("label", { for: "cs-prompt" }, "System prompt"), prompt, folderNote),
     h("div", { class: "field" }, h("label", { for: "cs-temp" }, h("span", {}, tempOn, " Temperature "), tempOut), temp,
       h("div", { class: "hint" }, "Lower is steadier, higher is more varied. Unchecked: the model's default.")),
     h("div", { class: "field" }, h("label", { for: "cs-effort" }, "Reasoning effort"), effort),
+    h("div", { class: "field" }, h("label", { for: "cs-memory" }, "Use memory"), memory, memoryHint),
     err,
     h("div", { class: "form-row" }, h("button", { type: "submit", class: "primary" }, "Save")));
   const exportUrl = (format) => `/api/chats/${encodeURIComponent(chat.id)}/export?format=${format}`;
@@ -109,10 +119,12 @@ export function openChatSettings(chat, onSaved) {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const updated = await patch(`/api/chats/${encodeURIComponent(chat.id)}`, {
+      const body = {
         system_prompt: prompt.value,
         params: { temperature: tempOn.checked ? Number(temp.value) : null, reasoning_effort: effort.value || null },
-      });
+      };
+      if (!chat.temporary && memoryValue(memory.value) !== (chat.memory ?? null)) body.memory = memoryValue(memory.value);
+      const updated = await patch(`/api/chats/${encodeURIComponent(chat.id)}`, body);
       onSaved(updated);
       toast("Chat settings saved.");
       d.close();

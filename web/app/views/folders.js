@@ -69,6 +69,9 @@ export function openFolderDialog(folder, save) {
     ...MODES.map((m) => h("option", { value: m.value, title: m.hint, selected: (folder?.mode || "ask") === m.value }, m.label)));
   const tools = folderTools(folder);
   const knowledge = folderKnowledge(folder);
+  // Memory (CONTRACT §8, §12): on unless turned off; a chat's own choice wins over it.
+  const memoryWas = folder?.memory !== false;
+  const memory = h("input", { type: "checkbox", id: id("memory"), checked: memoryWas, "aria-describedby": id("memory-hint") });
   const err = h("div", { class: "field-error", role: "alert" });
   const submit = h("button", { type: "submit", class: "primary" }, folder ? "Save" : "Create folder");
   const form = h("form", { class: "chat-settings folder-form" },
@@ -81,6 +84,9 @@ export function openFolderDialog(folder, save) {
     h("div", { class: "field" }, h("label", { for: id("mode") }, "Mode"), mode),
     tools.el,
     knowledge.el,
+    h("div", { class: "field folder-memory" }, h("label", { class: "check", for: id("memory") }, memory, " Use memory"),
+      h("p", { class: "hint", id: id("memory-hint") }, "Chats in this folder read your memories and may save new ones, "
+        + "unless a chat chooses otherwise. Off: they neither read nor save any.")),
     err,
     h("div", { class: "form-row" }, submit));
   const d = sheet(folder ? `Folder “${folder.name}”` : "New folder", form);
@@ -94,6 +100,7 @@ export function openFolderDialog(folder, save) {
                    mode: mode.value };
     if (tools.list() !== undefined) body.tools_off = tools.list();
     if (knowledge.list() !== undefined) body.knowledge_ids = knowledge.list();
+    if (memory.checked !== memoryWas) body.memory = memory.checked;
     submit.disabled = true;
     try {
       await save(body);

@@ -4,7 +4,7 @@
 // the shell's network and sandbox), MCP servers (views/mcp.js), web search
 // (views/web-search-settings.js), the local sites web fetch may read (views/web-fetch-settings.js),
 // research limits (views/research-settings.js), knowledge bases (views/knowledge-settings.js),
-// personal context (views/personal-settings.js),
+// personal context (views/personal-settings.js), memory (views/memory-settings.js),
 // the prompt library (views/prompts-settings.js),
 // appearance, your data, and advanced (keyring, catalog.toml).
 // A search box shows the matching rows of every section at once.
@@ -28,6 +28,7 @@ import { ResearchSection } from "./research-settings.js";
 import { WebFetchSection } from "./web-fetch-settings.js";
 import { KnowledgeSection } from "./knowledge-settings.js";
 import { PersonalSection } from "./personal-settings.js";
+import { MemorySection } from "./memory-settings.js";
 import { PromptsSection } from "./prompts-settings.js";
 import { SettingsSections } from "./settings-sections.js";
 import { filePicker } from "./file-picker.js";
@@ -50,6 +51,7 @@ export class SettingsView {
     this.webFetch = new WebFetchSection();
     this.knowledge = new KnowledgeSection();
     this.personal = new PersonalSection();
+    this.memory = new MemorySection();
     this.prompts = new PromptsSection();
     const addProvider = providerForm({
       onAdded: async (p, status) => {
@@ -73,6 +75,7 @@ export class SettingsView {
       { id: "research", title: "Research", body: [this.research.el] },
       { id: "knowledge", title: "Knowledge", body: [this.knowledge.el] },
       { id: "personal", title: "Personal", body: [this.personal.el] },
+      { id: "memory", title: "Memory", body: [this.memory.el] },
       { id: "prompts", title: "Prompts", body: [this.prompts.el] },
       { id: "appearance", title: "Appearance", body: [this.appearance] },
       { id: "data", title: "Data", body: [this._dataSection()] },
@@ -103,6 +106,7 @@ export class SettingsView {
     this.webFetch.update();
     this.knowledge.update();
     this.personal.update();
+    this.memory.update();
   }
 
   // Built once: an import's result stays on screen while the lists above redraw.

@@ -6,9 +6,11 @@
 // shell hands to the system browser (desktop/app.py) and a browser opens in a new tab.
 // A passage of a knowledge base is no link: its marker and its title in the list are
 // buttons opening the app's own viewer at its place (views/knowledge-viewer.js, loaded
-// on first use).
+// on first use). A memory the request carried is no link out either: it leads to Settings →
+// Memory (views/memory-link.js).
 import { h } from "../dom.js";
 import { markerLabel, markerParts, MAY_CITE } from "../../js/citations.js";
+import { memoryLink, MEMORY_ROUTE } from "./memory-link.js";
 
 /** Open a knowledge source in the viewer (its module is loaded the first time). */
 function openKnowledge(source) {
@@ -29,7 +31,9 @@ function literal(el) {
 export function citeMarker(source) {
   const label = markerLabel(source);
   const n = String(source.n);
-  const inner = source.knowledge
+  const inner = source.memory
+    ? memoryLink(source.memory, n, { class: "cite-link cite-memory", "aria-label": label, title: `${label} — opens Settings → Memory` })
+    : source.knowledge
     ? h("button", { type: "button", class: "cite-link cite-knowledge", "aria-label": label, title: `${label} — opens in the viewer`,
                     "aria-haspopup": "dialog", dataset: { where: JSON.stringify(source.knowledge) }, onclick: () => openKnowledge(source) }, n)
     : source.url
@@ -41,7 +45,8 @@ export function citeMarker(source) {
 
 function sameMarker(el, source) {
   const a = el.firstElementChild;
-  return a && a.getAttribute("href") === source.url && a.getAttribute("aria-label") === markerLabel(source)
+  return a && a.getAttribute("href") === (source.memory ? MEMORY_ROUTE : source.url) && a.getAttribute("aria-label") === markerLabel(source)
+    && (a.dataset.memory ?? null) === (source.memory ?? null)
     && (a.dataset.where ?? null) === (source.knowledge ? JSON.stringify(source.knowledge) : null);
 }
 
@@ -99,8 +104,9 @@ export class SourceList {
     this.key = key;
     this.el.hidden = !sources.length;
     this.count.textContent = `(${sources.length})`;
-    this.list.replaceChildren(...sources.map((s) => h("li", { class: "source", value: s.n, dataset: { n: String(s.n) } },
-      s.knowledge ? h("button", { type: "button", class: "source-title source-knowledge", "aria-haspopup": "dialog",
+    this.list.replaceChildren(...sources.map((s) => h("li", { class: s.memory ? "source source-memory" : "source", value: s.n, dataset: { n: String(s.n) } },
+      s.memory ? memoryLink(s.memory, s.title, { class: "source-title source-memory-link", title: "A memory you saved — opens Settings → Memory" })
+      : s.knowledge ? h("button", { type: "button", class: "source-title source-knowledge", "aria-haspopup": "dialog",
                                   title: `${s.knowledge.path || s.title} — opens in the viewer`, onclick: () => openKnowledge(s) }, s.title)
         : s.url ? h("a", { class: "source-title", href: s.url, target: "_blank", rel: "noopener noreferrer",
                            title: `${s.url} — opens in your browser` }, s.title)
