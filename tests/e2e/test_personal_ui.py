@@ -22,17 +22,19 @@ def test_personal_context_is_edited_in_settings_and_reaches_the_request(page, se
     instructions = section.get_by_label("Instructions for every chat")
     about = section.get_by_label("About me")
     date = section.get_by_label("Tell the model today's date")
-    expect(date).to_be_checked()  # the default
+    expect(date).not_to_be_checked()  # as the tests' Setup left it
     instructions.fill("Answer in haiku.")
     about.fill("I keep bees. <b>bold</b>")
-    date.uncheck()  # moving to it took focus from "About me": both texts were saved on the way
+    date.check()  # moving to it took focus from "About me": both texts were saved on the way
     expect(section.get_by_role("status")).to_have_text("Saved.")
     wait_until(lambda: api.get("/api/settings").body["personal"] == {
-        "instructions": "Answer in haiku.", "about": "I keep bees. <b>bold</b>", "date": False}, "the three to be saved")
+        "instructions": "Answer in haiku.", "about": "I keep bees. <b>bold</b>", "date": True}, "the three to be saved")
     system = api.get(f"/api/chats/{chat}/inspect").body["body"]["messages"][0]
     assert system["role"] == "system" and system["content"].startswith("Answer in haiku.\n\n")
     assert "<about_me>\nI keep bees. <b>bold</b>\n</about_me>" in system["content"]
-    assert "Today is" not in system["content"]
+    assert "\n\nToday is " in system["content"]
+    date.uncheck()
+    wait_until(lambda: api.get("/api/settings").body["personal"]["date"] is False, "the date to be turned off")
     # A reload shows what is saved; the person's text stays text.
     page.reload()
     expect(instructions).to_have_value("Answer in haiku.")
