@@ -139,7 +139,8 @@ def test_edit_switch_back_and_forth_continue_on_the_old_branch_and_reload(page, 
     expected = [("user", "First question"), ("assistant", "First answer."), ("user", "Second question"),
                 ("assistant", long_text("Second answer")), ("user", "Tell me more"),
                 ("assistant", "More on the second.")]
-    assert stored(setup, chat) == expected
+    # The page shows the streamed text before the turn's last commit: wait for what is saved.
+    wait_until(lambda: stored(setup, chat) == expected, "the reply to be saved on the old branch")
 
     # A reload shows that branch, with its n/m.
     page.reload()
