@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import http.client
 import os
+import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,8 +57,10 @@ def _health(port: int) -> bool:
 def _launch_to_health(cmd: list[str], data_dir: Path) -> float:
     port = _free_port()
     start = time.monotonic()
-    proc = subprocess.Popen([*cmd, "--data-dir", str(data_dir), "--port", str(port)], cwd=ROOT, env=ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    err = tempfile.TemporaryFile()
+    # faulthandler: a server that does not exit in time is aborted and says where each thread was.
+    proc = subprocess.Popen([*cmd, "--data-dir", str(data_dir), "--port", str(port)], cwd=ROOT,
+                            env={**ENV, "PYTHONFAULTHANDLER": "1"}, stdout=subprocess.DEVNULL, stderr=err)
     try:
         while not _health(port):
             if proc.poll() is not None:
@@ -67,7 +71,16 @@ def _launch_to_health(cmd: list[str], data_dir: Path) -> float:
         return time.monotonic() - start
     finally:
         proc.terminate()
-        proc.wait(15)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            proc.wait(10)
+            err.seek(0)
+            raise AssertionError(f"{cmd} did not exit within 15 s of SIGTERM (the contract allows 10); "
+                                 f"its threads:\n{err.read().decode(errors='replace')[-6000:]}") from None
+        finally:
+            err.close()
 
 
 def _report(name: str, samples: list[float], results: dict) -> None:
