@@ -221,7 +221,9 @@ def test_a_streamed_reply_is_drawn_as_the_saved_one_is(page, setup, worker):
             status=200, content_type="text/javascript", body=SILENT_WORKER))
     open_chat(page, setup.server, chat, "E2E markdown")
     if worker != "no worker":
-        wait_until(lambda: markdown_worker(page), "the Markdown worker started")
+        # It starts in the page's first idle moment after the Markdown libraries load, which a
+        # loaded 2-core machine may hold back for more than the usual 10 s.
+        wait_until(lambda: markdown_worker(page), "the Markdown worker started", timeout=30)
         markdown_worker(page).evaluate(COUNT_WORKER_RENDERS)
     send(page, "Show me everything")
     reply = replies(page).last
