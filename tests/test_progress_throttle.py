@@ -57,3 +57,19 @@ def test_a_late_timer_never_sends_within_the_interval_of_a_send(monkeypatch):
     waiting.fire()
     assert sent == [300, 560]
     call.close()
+
+
+def test_a_call_that_ends_within_its_first_interval_sends_nothing(monkeypatch):
+    timers = Timers()
+    monkeypatch.setattr(progress.threading, "Timer", timers.Timer)
+    now = [0.0]
+    sent: list[int] = []
+    call = CallProgress("c1", "tool", lambda _type, **f: sent.append(f["elapsed_ms"]), clock=lambda: now[0])
+    now[0] = 0.05
+    call.report(output="quick\n")
+    now[0] = 0.20
+    call.close()  # its tool_end goes out; the waiting timer must not publish after it
+    now[0] = 0.30
+    for timer in timers.made:
+        timer.fire()
+    assert sent == [] and all(t.cancelled for t in timers.made)

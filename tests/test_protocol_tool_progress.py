@@ -90,11 +90,15 @@ def test_a_shell_command_streams_its_last_lines_while_it_runs(shell_setup):
     assert shown[-1] == list(range(12, 32)), shown
     assert 2 <= len(progress) < 31
 
-def test_a_quick_call_sends_no_progress(shell_setup):
+def test_a_quick_call_publishes_nothing_in_its_first_interval(shell_setup):
     setup = shell_setup
     chat = setup.chat(title="t")
     progress, end = run_call(setup, chat, "shell", {"command": "echo quick"}, approve=True)
-    assert end["ok"] and progress == []
+    assert end["ok"] and end["output"].startswith("quick\n")
+    # The sandbox may take longer than INTERVAL to start on a loaded machine, so whether any
+    # event goes out depends on timing; that none goes out within the first INTERVAL does
+    # not (a call that ends within it publishes nothing: test_progress_throttle).
+    assert all(e["elapsed_ms"] >= THROTTLE_MS for e in progress), progress
 
 
 def test_the_output_an_event_carries_is_what_a_terminal_shows_last():
