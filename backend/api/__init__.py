@@ -12,6 +12,7 @@ def register_all(app) -> None:
         drafts,
         export,
         files,
+        folder_file,
         folders,
         importer,
         mcp,
@@ -21,6 +22,6 @@ def register_all(app) -> None:
         trash,
     )
 
-    for module in (catalog, settings, chats, messages, context, files, folders, trash, search, export, importer,
+    for module in (catalog, settings, chats, messages, context, files, folders, folder_file, trash, search, export, importer,
                    backup, approvals, mcp, drafts, chat_tools):
         app.register_blueprint(module.bp)

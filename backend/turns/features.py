@@ -157,6 +157,12 @@ class OwnerField:
     read: Callable[[str, str], Any]  # read(kind, owner_id) → the value GET shows ("chat" or "folder")
     write: Callable[[str, str, Any], None]  # write(kind, owner_id, value), in the request's transaction
     kinds: tuple[str, ...] = ("chat", "folder")
+    # A folder file (export and import) carries the value as another machine can take it: `carry`
+    # turns what `read` gives into that (knowledge: base names, not this machine's ids), and
+    # `adopt` turns it back into a request's value plus sentences on what did not carry over.
+    # Without them the value travels as it is and goes through `check`.
+    carry: Callable[[Any], Any] | None = None
+    adopt: Callable[[Any], tuple[Any, list[str]]] | None = None
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,18 @@ export function organiseActions(hooks) {
         const folder = await post("/api/folders", body);
         await refreshFolders();
         toast(`Folder “${folder.name}” created.`);
+      }, async (doc) => {
+        const r = await post("/api/folders/import", doc);
+        await refreshFolders();
+        // What did not carry over (a model or a base this machine lacks) is said, not hidden.
+        toast([`Folder “${r.folder.name}” imported.`, ...r.notes].join(" "), { ms: r.notes.length ? 12000 : 4000 });
       });
+    },
+
+    /** Download the folder's settings as a file to share (never its chats). */
+    async exportFolder(id) {
+      const { download } = await screens.dialogs();
+      download(`/api/folders/${enc(id)}/export`);
     },
 
     async editFolder(id) {

@@ -85,4 +85,34 @@ def in_use(chat_id: str | None, folder_id: str | None) -> list[str]:
     return _listed("folder", folder_id) if folder_id else []
 
 
-FIELD = OwnerField(NAME, check, read, write)
+def carry(ids: list[str] | None) -> list[dict] | None:
+    """A folder file's form: the bases by name (another machine has other ids)."""
+    if ids is None:
+        return None
+    names = {b.id: b.name for b in bases.all_bases()}
+    return [{"name": names[i]} for i in ids if i in names]
+
+
+def adopt(carried) -> tuple[list[str] | None, list[str]]:
+    """A folder file's bases as this machine's ids, by name (case ignored); a sentence for each
+    name no base here has."""
+    if carried is None:
+        return None, []
+    if (not isinstance(carried, list) or len(carried) > MOST
+            or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in carried)):
+        raise FieldRefused(f'Must be a list of at most {MOST} bases by name, like [{{"name": "Work notes"}}], or null.')
+    here: dict[str, str] = {}
+    for base in bases.all_bases():  # oldest first: of two bases with one name, the older
+        here.setdefault(base.name.casefold(), base.id)
+    ids, notes = [], []
+    for c in carried:
+        found = here.get(c["name"].casefold())
+        if found is None:
+            notes.append(f"There is no knowledge base called “{c['name'][:100]}” here; make one in "
+                         f"Settings → Knowledge and add it to the folder.")
+        else:
+            ids.append(found)
+    return list(dict.fromkeys(ids)), notes
+
+
+FIELD = OwnerField(NAME, check, read, write, carry=carry, adopt=adopt)

@@ -44,8 +44,9 @@ function folderTools(folder) {
  * reasoning effort and mode that new chats made in it start with, the tools its chats offer and
  * the knowledge bases they search.
  * @param save async (body) => folder; an ApiError it throws is shown in the sheet
+ * @param importFile async (doc) => void, a folder file's JSON (a new folder only); its ApiError is shown
  */
-export function openFolderDialog(folder, save) {
+export function openFolderDialog(folder, save, importFile = null) {
   const n = ++forms;
   const id = (name) => `fd-${name}-${n}`;
   const p = folder?.params || {};
@@ -76,7 +77,8 @@ export function openFolderDialog(folder, save) {
   const submit = h("button", { type: "submit", class: "primary" }, folder ? "Save" : "Create folder");
   const form = h("form", { class: "chat-settings folder-form" },
     h("div", { class: "field" }, h("label", { for: id("name") }, "Name"), name),
-    h("p", { class: "hint" }, "New chats made in this folder start with these settings; each chat can change its own afterwards. Chats already in the folder keep theirs."),
+    h("p", { class: "hint" }, "New chats made in this folder start with its model, temperature, reasoning effort and mode. "
+      + "Its system prompt, tools, knowledge and memory apply to every chat in it at each request, unless a chat sets its own."),
     h("div", { class: "field" }, h("label", { for: id("model") }, "Model"), model),
     h("div", { class: "field" }, h("label", { for: id("prompt") }, "System prompt"), prompt),
     h("div", { class: "field" }, h("label", { for: id("temp") }, h("span", {}, tempOn, " Temperature "), tempOut), temp),
@@ -89,6 +91,7 @@ export function openFolderDialog(folder, save) {
         + "unless a chat chooses otherwise. Off: they neither read nor save any.")),
     err,
     h("div", { class: "form-row" }, submit));
+  if (!folder && importFile) form.append(importField(id("import"), err, importFile, () => d.close()));
   const d = sheet(folder ? `Folder “${folder.name}”` : "New folder", form);
   d.classList.add("folder-sheet");
   name.focus();
@@ -112,6 +115,38 @@ export function openFolderDialog(folder, save) {
       submit.disabled = false;
     }
   });
+}
+
+const FOLDER_FILE_MAX = 1024 * 1024; // a folder file is settings: kilobytes, never megabytes
+
+/** "Or import a folder file": a project someone shared (GET /api/folders/{id}/export). */
+function importField(inputId, err, importFile, done) {
+  const input = h("input", { type: "file", id: inputId, accept: ".json,application/json" });
+  input.addEventListener("change", async () => {
+    const file = input.files?.[0];
+    input.value = "";
+    if (!file) return;
+    err.textContent = "";
+    if (file.size > FOLDER_FILE_MAX) { err.textContent = `“${file.name}” is too large to be a folder file (at most 1 MB).`; return; }
+    let doc;
+    try { doc = JSON.parse(await file.text()); } catch {
+      err.textContent = `“${file.name}” is not a folder file: it is not JSON. Export a folder from its ⋯ menu and import that file.`;
+      return;
+    }
+    input.disabled = true;
+    try {
+      await importFile(doc);
+      done();
+    } catch (e) {
+      err.textContent = errorText(e);
+    } finally {
+      input.disabled = false;
+    }
+  });
+  return h("div", { class: "field import-folder" },
+    h("label", { for: inputId }, "Or import a folder file (.numi-folder.json)"), input,
+    h("p", { class: "hint" }, "A folder someone exported: its settings, never its chats. "
+      + "Its model and knowledge bases are matched by name to yours."));
 }
 
 /**

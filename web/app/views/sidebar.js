@@ -16,7 +16,7 @@ import { uiChoices, saveUiChoices } from "../ui-choices.js";
 
 export class Sidebar {
   /** @param actions {{newChat(), open(id), rename(id, title), pin(id, pinned), remove(id), more(), settings(), toggleTheme(), help(),
-   *    newFolder(), editFolder(id), deleteFolder(id), newChatInFolder(id), moveChat(id), fileChat(id, folderId), archive(id, archived)}} */
+   *    newFolder(), editFolder(id), exportFolder(id), deleteFolder(id), newChatInFolder(id), moveChat(id), fileChat(id, folderId), archive(id, archived)}} */
   constructor(actions) {
     this.actions = actions;
     this.list = h("nav", { class: "chat-list", "aria-label": "Chats", "aria-describedby": "chat-list-keys" });
@@ -163,6 +163,7 @@ export class Sidebar {
       const menu = h("div", { class: "menu", role: "menu", "aria-label": `Folder ${folder.name}` },
         h("button", { type: "button", role: "menuitem", onclick: () => close(() => this.actions.newChatInFolder(folder.id)) }, "New chat in this folder"),
         h("button", { type: "button", role: "menuitem", onclick: () => close(() => this.actions.editFolder(folder.id)) }, "Rename and defaults…"),
+        h("button", { type: "button", role: "menuitem", onclick: () => close(() => this.actions.exportFolder(folder.id)) }, "Export settings…"),
         h("button", { type: "button", role: "menuitem", class: "danger-text", onclick: () => close(() => this.actions.deleteFolder(folder.id)) }, "Delete folder…"));
       menuKeys(menu, () => close());
       head.append(menu);
