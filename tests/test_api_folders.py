@@ -240,6 +240,18 @@ def test_deleting_a_folder_keeps_its_chats_in_no_folder(api, server, models):
     app.close()
 
 
+def test_a_deleted_folders_long_prompt_joins_a_long_chat_prompt_whole(api):
+    # Both at their limit: the chat keeps every word of what its requests sent (2 × 8 000 and
+    # the blank line), past the limit a PATCH of the prompt keeps to; its other fields still change.
+    folder = new_folder(api, system_prompt="F" * 8000)
+    chat = new_chat(api, folder_id=folder["id"], system_prompt="C" * 8000)
+    assert api.delete(f"/api/folders/{folder['id']}").status == 200
+    got = api.get(f"/api/chats/{chat['id']}").body
+    assert got["system_prompt"] == "F" * 8000 + "\n\n" + "C" * 8000
+    assert api.patch(f"/api/chats/{chat['id']}", {"title": "Still mine"}).body["system_prompt"] == got["system_prompt"]
+    assert_invalid(api.patch(f"/api/chats/{chat['id']}", {"system_prompt": got["system_prompt"]}), "system_prompt")
+
+
 def test_folder_changes_reach_open_windows(api, server):
     app = AppSocket(server)
     folder = new_folder(api)
