@@ -6,6 +6,7 @@
 // Base names are the person's own text: set as text. Keyboard: Esc closes the popover and
 // gives focus back to the button; leaving the popover closes it.
 import { h } from "../dom.js";
+import { ComposerPopover } from "./composer-popover.js";
 import { get, patch } from "../api.js";
 import { app } from "../store.js";
 
@@ -43,26 +44,17 @@ function baseBoxes(bases, chosen, { onChange, label }) {
  * The Knowledge button and its popover, by the composer of an open chat.
  * @param opts {{session(): ChatSession|null}}
  */
-export class KnowledgePopover {
+export class KnowledgePopover extends ComposerPopover {
   constructor(opts) {
+    const count = h("span", { class: "kb-count" });
+    super({ label: "Knowledge bases for this chat", title: "Knowledge bases this chat searches", buttonClass: "kb-btn",
+      popupClass: "kb-popup", pickerClass: "kb-picker", buttonContent: [h("span", {}, "Knowledge"), count] });
     this.opts = opts;
-    const n = ++seq;
-    this.popupId = `kb-popup-${n}`;
-    this.count = h("span", { class: "kb-count" });
-    this.button = h("button", { type: "button", class: "ghost tools-btn kb-btn", "aria-haspopup": "dialog", "aria-expanded": "false",
-      "aria-controls": this.popupId, title: "Knowledge bases this chat searches",
-      onclick: () => (this.isOpen ? this.close() : this.open()) }, h("span", {}, "Knowledge"), this.count);
+    this.count = count;
     this.body = h("div", { class: "kb-pick-body" });
     this.error = h("p", { class: "field-error", role: "alert" });
-    this.popup = h("div", { class: "tools-popup up kb-popup", id: this.popupId, role: "dialog", "aria-label": "Knowledge bases for this chat",
-      tabindex: "-1", hidden: true, onkeydown: (e) => this._key(e) },
-    h("div", { class: "tools-popup-head" }, h("strong", {}, "Knowledge bases for this chat")),
-    h("p", { class: "hint" }, "The model can search these and cite what it finds."), this.body, this.error);
-    this.el = h("div", { class: "tools-picker kb-picker" }, this.button, this.popup);
-    this.el.addEventListener("focusout", (e) => {
-      if (this.isOpen && !this.el.contains(e.relatedTarget)) this.close(false);
-    });
-    this.isOpen = false;
+    this.popup.append(h("div", { class: "tools-popup-head" }, h("strong", {}, "Knowledge bases for this chat")),
+      h("p", { class: "hint" }, "The model can search these and cite what it finds."), this.body, this.error);
     this.saving = Promise.resolve();
     this.update();
   }
@@ -90,14 +82,11 @@ export class KnowledgePopover {
     this.button.classList.toggle("accent", n > 0);
   }
 
-  async open() {
-    if (this.isOpen || !this._chat()) return;
-    this.isOpen = true;
-    this.popup.hidden = false;
-    this.button.setAttribute("aria-expanded", "true");
+  canOpen() { return !!this._chat(); }
+
+  async opened() {
     this.error.textContent = "";
     this.body.replaceChildren(h("p", { class: "hint", role: "status" }, "Loading…"));
-    this.popup.focus();
     try {
       const { items } = await get("/api/knowledge");
       if (!this.isOpen) return;
@@ -129,23 +118,6 @@ export class KnowledgePopover {
         // Focus moves to the popover first: the button is redrawn away, which would close it.
         h("button", { type: "button", class: "link", onclick: () => { this.popup.focus(); this._save(null, true); } },
           `Use folder “${folder.name}”’s`)));
-  }
-
-  /** @param refocus give focus back to the button (Esc), not when focus left on its own */
-  close(refocus = true) {
-    if (!this.isOpen) return;
-    this.isOpen = false;
-    this.popup.hidden = true;
-    this.button.setAttribute("aria-expanded", "false");
-    if (refocus) this.button.focus();
-  }
-
-  _key(e) {
-    if (e.key !== "Escape") return;
-    // Handled here: the window's Esc would otherwise stop a running reply.
-    e.preventDefault();
-    e.stopPropagation();
-    this.close();
   }
 
   /** Saves run one after another, so the last box changed is what stays; `redraw` after null (the folder's). */

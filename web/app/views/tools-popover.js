@@ -7,6 +7,7 @@
 // cannot be switched on here. Tool names and descriptions come from MCP servers: text only.
 // Keyboard: Esc closes and gives focus back to the button; leaving the popover closes it.
 import { h } from "../dom.js";
+import { ComposerPopover } from "./composer-popover.js";
 import { get, patch } from "../api.js";
 import { app } from "../store.js";
 import { icon } from "../attachments.js";
@@ -104,15 +105,11 @@ export class ToolSwitches {
  * The tools button and its popover, by the composer of an open chat.
  * @param opts {{session(): ChatSession|null, model(): object|null, mode(): string}}
  */
-export class ToolsPopover {
+export class ToolsPopover extends ComposerPopover {
   constructor(opts) {
+    super({ label: "Tools for this chat", buttonClass: "", popupClass: "", pickerClass: "",
+      buttonContent: [icon("tools", WRENCH, "cap-icon"), h("span", {}, "Tools")] });
     this.opts = opts;
-    const n = ++seq;
-    this.popupId = `tools-popup-${n}`;
-    this.button = h("button", { type: "button", class: "ghost tools-btn", "aria-haspopup": "dialog", "aria-expanded": "false",
-      "aria-controls": this.popupId, "aria-label": "Tools for this chat", title: "Tools for this chat",
-      onclick: () => (this.isOpen ? this.close() : this.open()) },
-    icon("tools", WRENCH, "cap-icon"), h("span", {}, "Tools"));
     this.source = h("p", { class: "tools-source hint" });
     this.reset = h("button", { type: "button", class: "ghost accent tools-reset", hidden: true, onclick: () => this._reset() },
       "Reset to folder");
@@ -120,32 +117,23 @@ export class ToolsPopover {
     this.error = h("p", { class: "field-error tools-error", role: "alert" });
     this.status = h("p", { class: "hint tools-status", role: "status" });
     this.switches = new ToolSwitches({ by: "chat", label: "Tools", onChange: (list) => this._save(list) });
-    // tabindex -1: a click on the popover's text keeps focus inside it, so it stays open.
-    this.popup = h("div", { class: "tools-popup up", id: this.popupId, role: "dialog", "aria-label": "Tools for this chat",
-      tabindex: "-1", hidden: true, onkeydown: (e) => this._key(e) },
-    h("div", { class: "tools-popup-head" }, h("strong", {}, "Tools for this chat"), this.reset),
-    this.source, this.onTop, this.status, this.switches.el, this.error);
-    this.el = h("div", { class: "tools-picker" }, this.button, this.popup);
-    this.el.addEventListener("focusout", (e) => {
-      if (this.isOpen && !this.switches.drawing && !this.el.contains(e.relatedTarget)) this.close(false);
-    });
-    this.isOpen = false;
+    this.popup.append(h("div", { class: "tools-popup-head" }, h("strong", {}, "Tools for this chat"), this.reset),
+      this.source, this.onTop, this.status, this.switches.el, this.error);
     this.saving = Promise.resolve();
     this.pending = 0;
   }
 
   get chatId() { return this.opts.session()?.chatId || null; }
 
-  async open() {
-    if (this.isOpen || !this.chatId) return;
-    this.isOpen = true;
-    this.popup.hidden = false;
-    this.button.setAttribute("aria-expanded", "true");
+  canOpen() { return !!this.chatId; }
+
+  redrawing() { return this.switches.drawing; }
+
+  async opened() {
     this.error.textContent = "";
     this.drawOnTop();
     this.status.textContent = "Loading…";
     this.switches.el.hidden = true;
-    this.popup.focus();
     await this._load();
     // Into the popover once its switches are there: the first one that can change.
     const at = document.activeElement;
@@ -154,28 +142,11 @@ export class ToolsPopover {
     }
   }
 
-  /** @param refocus give focus back to the button (Esc), not when focus left on its own */
-  close(refocus = true) {
-    if (!this.isOpen) return;
-    this.isOpen = false;
-    this.popup.hidden = true;
-    this.button.setAttribute("aria-expanded", "false");
-    if (refocus) this.button.focus();
-  }
-
   /** The line on what applies on top of the switches (the model's tools off, Plan mode). */
   drawOnTop() {
     const line = onTopSentence({ model: this.opts.model(), mode: this.opts.mode() });
     if (this.onTop.textContent !== line) this.onTop.textContent = line;
     this.onTop.hidden = !line;
-  }
-
-  _key(e) {
-    if (e.key !== "Escape") return;
-    // Handled here: the window's Esc would otherwise stop a running reply.
-    e.preventDefault();
-    e.stopPropagation();
-    this.close();
   }
 
   async _load() {
