@@ -32,12 +32,18 @@ class Timers:
         self.Timer = Timer
 
 
-def test_a_late_timer_never_sends_within_the_interval_of_a_send(monkeypatch):
+def driven(monkeypatch) -> tuple[Timers, list[float], list[int], CallProgress]:
+    """A call on the test's clock and timers: what it sent (each event's elapsed_ms)."""
     timers = Timers()
     monkeypatch.setattr(progress.threading, "Timer", timers.Timer)
     now = [0.0]
     sent: list[int] = []
     call = CallProgress("c1", "tool", lambda _type, **f: sent.append(f["elapsed_ms"]), clock=lambda: now[0])
+    return timers, now, sent, call
+
+
+def test_a_late_timer_never_sends_within_the_interval_of_a_send(monkeypatch):
+    timers, now, sent, call = driven(monkeypatch)
 
     now[0] = 0.10
     call.report(output="a")  # within the first INTERVAL: a timer waits
@@ -60,11 +66,7 @@ def test_a_late_timer_never_sends_within_the_interval_of_a_send(monkeypatch):
 
 
 def test_a_call_that_ends_within_its_first_interval_sends_nothing(monkeypatch):
-    timers = Timers()
-    monkeypatch.setattr(progress.threading, "Timer", timers.Timer)
-    now = [0.0]
-    sent: list[int] = []
-    call = CallProgress("c1", "tool", lambda _type, **f: sent.append(f["elapsed_ms"]), clock=lambda: now[0])
+    timers, now, sent, call = driven(monkeypatch)
     now[0] = 0.05
     call.report(output="quick\n")
     now[0] = 0.20
