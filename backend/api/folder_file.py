@@ -19,6 +19,7 @@ from backend.api.folders import NAME_MAX, _changes, _folder, _folders_changed, f
 from backend.errors import ApiError
 from backend.request_body import json_body
 from backend.store import export_format as fmt
+from backend.store import import_read as rd
 from backend.store.db import db
 from backend.store.models import Folder, ModelEntry
 from backend.turns import features
@@ -65,15 +66,14 @@ def export_folder(folder_id):
 
 def _folder_of(doc: dict) -> dict:
     """The file's folder object, once the file is known to be a folder file this Numi reads."""
-    if doc.get("format") != FORMAT or "folder" not in doc:
-        raise _refused("This is not a Numi folder file: it has no \"format\": \"numi-folder\" and \"folder\". "
-                       "Export a folder from its ⋯ menu (Export…) and import that file.")
-    version = doc.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise _refused("The folder file has no valid \"version\" (a whole number).")
-    if version > VERSION:
-        raise _refused(f"The folder file is of version {version}, made by a newer Numi; this one reads "
-                       f"version {VERSION}. Update Numi to import it.")
+    try:
+        rd.check_format(doc, FORMAT, VERSION, "folder file")
+    except rd.ImportRefused as exc:
+        other = doc.get("format") != FORMAT
+        raise _refused(exc.message + (" Export a folder from its ⋯ menu (Export settings…) and import that file."
+                                      if other else "")) from None
+    if "folder" not in doc:
+        raise _refused("The folder file has no \"folder\"; it may be damaged.")
     folder = doc["folder"]
     if not isinstance(folder, dict):
         raise _refused("The folder file's \"folder\" must be an object.")

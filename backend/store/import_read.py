@@ -276,16 +276,23 @@ class _Check:
         return value is True
 
 
-def parse_numi(doc: dict) -> list[ParsedChat]:
-    if doc.get("format") != FORMAT:
-        raise ImportRefused(f'This JSON is not a Numi export ("format" is {doc.get("format")!r}, '
-                            f'expected "{FORMAT}").')
+def check_format(doc: dict, name: str, newest: int, what: str) -> int:
+    """The version of a Numi file of format `name` (`what` names it in sentences: "export"),
+    refused when it is another format, damaged or newer than `newest`."""
+    if doc.get("format") != name:
+        raise ImportRefused(f'This JSON is not a Numi {what} ("format" is {doc.get("format")!r}, '
+                            f'expected "{name}").')
     version = doc.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ImportRefused('The export has no valid "version"; it may be damaged.')
-    if version > VERSION:
-        raise ImportRefused(f"This export was made by a newer Numi (format version {version}; this one reads "
-                            f"up to {VERSION}). Update Numi, then import it again.")
+        raise ImportRefused(f'The {what} has no valid "version"; it may be damaged.')
+    if version > newest:
+        raise ImportRefused(f"This {what} was made by a newer Numi (format version {version}; this one reads "
+                            f"up to {newest}). Update Numi, then import it again.")
+    return version
+
+
+def parse_numi(doc: dict) -> list[ParsedChat]:
+    version = check_format(doc, FORMAT, VERSION, "export")
     chats = doc.get("chats")
     if not isinstance(chats, list):
         raise ImportRefused('The export has no "chats" list; it may be damaged.')

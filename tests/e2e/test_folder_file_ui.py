@@ -60,6 +60,6 @@ def test_a_folder_goes_out_as_a_file_and_comes_back_in(page, setup, tmp_path):
     expect(dialog.get_by_role("alert")).to_contain_text("“notes.json” is not a folder file: it is not JSON.")
     bad.write_text(json.dumps({"format": "numi-export", "chats": []}))
     dialog.get_by_label(IMPORT).set_input_files(str(bad))
-    expect(dialog.get_by_role("alert")).to_contain_text("This is not a Numi folder file")
+    expect(dialog.get_by_role("alert")).to_contain_text("is not a Numi folder file")
     expect(dialog).to_be_visible()
     assert len(api.get("/api/folders").body["items"]) == 2
