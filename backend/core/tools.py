@@ -134,6 +134,22 @@ class CallContext:
         return getattr(self._cancel, name)
 
 
+def search_arguments(args: dict, tool: str, key: str, what: str, max_chars: int, default_limit: int,
+                     max_limit: int) -> tuple[str, int]:
+    """A search tool's query (`args[key]`, stripped) and `limit`; ValueError with a sentence the model
+    can act on (`what` says what the query is: "the words to search for")."""
+    query, limit = args.get(key), args.get("limit", default_limit)
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError(f'{tool} needs "{key}": {what}.')
+    if len(query.strip()) > max_chars:
+        raise ValueError(f"The query is {len(query.strip())} characters long; search with at most {max_chars}.")
+    if limit is None:
+        limit = default_limit
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
+        raise ValueError(f'"limit" must be a whole number from 1 to {max_limit} (it was {json.dumps(limit)}).')
+    return query.strip(), limit
+
+
 def report_progress(cancel, **fields) -> None:
     """Tell whoever runs the call how it is going: `output` (new text), or MCP's
     `progress`, `total` and `message`. Nothing happens when nobody listens."""

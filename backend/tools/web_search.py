@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 from backend.core.cancel import CancelToken
 from backend.core.text import SECRET_SHOWN_AS, inert_tags, well_formed
-from backend.core.tools import Tool
+from backend.core.tools import Tool, search_arguments
 from backend.core.types import ToolSpec
 from backend.tools.search_http import MAX_JSON_DEPTH, Answer, SearchError, TooDeep, json_of, request
 
@@ -410,17 +410,8 @@ def recording(tool: Tool, record: Record) -> Tool:
 
 
 def _arguments(args: dict) -> tuple[str, int]:
-    query, limit = args.get("query"), args.get("limit", DEFAULT_LIMIT)
-    if not isinstance(query, str) or not query.strip():
-        raise ValueError("web_search needs \"query\": the words to search for.")
-    if len(query.strip()) > MAX_QUERY_CHARS:
-        raise ValueError(f"The query is {len(query.strip())} characters long; search with at most "
-                         f"{MAX_QUERY_CHARS}.")
-    if limit is None:
-        limit = DEFAULT_LIMIT
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise ValueError(f"\"limit\" must be a whole number from 1 to {MAX_LIMIT} (it was {json.dumps(limit)}).")
-    return query.strip(), limit
+    return search_arguments(args, "web_search", "query", "the words to search for", MAX_QUERY_CHARS,
+                            DEFAULT_LIMIT, MAX_LIMIT)
 
 
 def quoted(n: int, url: str | None, text: str) -> str:

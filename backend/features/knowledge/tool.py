@@ -11,7 +11,7 @@ import json
 from typing import Any, Callable
 
 from backend.core.text import inert_tags
-from backend.core.tools import Tool
+from backend.core.tools import Tool, search_arguments
 from backend.core.types import ToolSpec
 
 NAME = "knowledge_search"
@@ -49,16 +49,8 @@ def knowledge_tool(run: Callable[[dict, Any], str] = _unbound) -> Tool:
 
 def arguments(args: dict) -> tuple[str, int]:
     """The call's query and limit; ValueError with a sentence the model can act on."""
-    q, limit = args.get("q"), args.get("limit", DEFAULT_LIMIT)
-    if not isinstance(q, str) or not q.strip():
-        raise ValueError('knowledge_search needs "q": the words or question to look for.')
-    if len(q.strip()) > MAX_QUERY_CHARS:
-        raise ValueError(f"The query is {len(q.strip())} characters long; search with at most {MAX_QUERY_CHARS}.")
-    if limit is None:
-        limit = DEFAULT_LIMIT
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise ValueError(f'"limit" must be a whole number from 1 to {MAX_LIMIT} (it was {json.dumps(limit)}).')
-    return q.strip(), limit
+    return search_arguments(args, "knowledge_search", "q", "the words or question to look for", MAX_QUERY_CHARS,
+                            DEFAULT_LIMIT, MAX_LIMIT)
 
 
 def place(locator: dict) -> str:
