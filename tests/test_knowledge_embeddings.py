@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from backend.features.knowledge import hybrid
-from backend.features.knowledge.fusion import rrf
 from backend.features.knowledge.index_db import KnowledgeIndex
 from backend.features.knowledge.types import Chunk
 from backend.features.knowledge.vectors import BaseVectors, normalised, to_blob
@@ -213,17 +212,6 @@ def free_port() -> int:
 
 
 # Fusion, in process ---------------------------------------------------------------------------
-
-def test_reciprocal_rank_fusion_orders_by_both_rankings():
-    fused = rrf([["a", "b", "c"], ["c", "a", "d"]])
-    assert [item for item, _ in fused] == ["a", "c", "b", "d"]
-    scores = dict(fused)
-    assert scores["a"] == pytest.approx(1 / 61 + 1 / 62) and scores["c"] == pytest.approx(1 / 63 + 1 / 61)
-    assert scores["b"] == pytest.approx(1 / 62) and scores["d"] == pytest.approx(1 / 63)
-    # Equal scores: the one placed better somewhere first, then the earlier ranking's; repeats count once.
-    assert [i for i, _ in rrf([["x", "y"], ["y", "x"]])] == ["x", "y"]
-    assert [i for i, _ in rrf([["p", "p", "q"], []])] == ["p", "q"]
-
 
 @pytest.fixture
 def index(tmp_path):

@@ -3,7 +3,7 @@
 BM25 alone while embeddings are off, while any of the bases is not yet embedded by the current
 model, or when the query's own embedding fails. Otherwise the best of each ranking
 (BM25 across the bases; cosine similarity across their vectors; twice `limit`, 20 to 50) are fused by reciprocal rank
-(fusion.py): a passage is one item whichever bases hold it (by its hash), and the best `limit`
+(backend/core/fusion.py): a passage is one item whichever bases hold it (by its hash), and the best `limit`
 make one list. A fused item's `score` is its RRF score (higher is better).
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from backend.features.knowledge.fusion import rrf
+from backend.core.fusion import rrf
 from backend.features.knowledge.index_db import MAX_LIMIT, KnowledgeIndex
 from backend.features.knowledge.vectors import BaseVectors
 
