@@ -108,8 +108,23 @@ def _feature_services(config, rt) -> dict:
     """Each registered feature's app-wide service, by feature name."""
     from backend.turns import features
 
-    context = features.AppContext(data_dir=config.data_dir, keys=rt.keys, files=rt.files, catalog=rt.catalog)
-    return {f.name: f.service(context) for f in features.registered() if f.service is not None}
+    services: dict = {}
+
+    def provided(name: str):
+        # Looked up at each use: services are made in registration order, so one made early may
+        # ask for what a later one provides.
+        for service in services.values():
+            found = service.provides().get(name)
+            if found is not None:
+                return found
+        return None
+
+    context = features.AppContext(data_dir=config.data_dir, keys=rt.keys, files=rt.files, catalog=rt.catalog,
+                                  provided=provided)
+    for f in features.registered():
+        if f.service is not None:
+            services[f.name] = f.service(context)
+    return services
 
 
 def limits_from_env():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 from backend.core.cancel import CancelToken
 from backend.core.tools import Tool, ToolRegistry
@@ -131,10 +131,32 @@ class AppContext:
     keys: Any  # the key store (backend/keys.py)
     files: Any  # attachments (backend/store/files.FileStore)
     catalog: Any  # providers and models (backend/catalog/service.CatalogService)
+    # What another feature's service offers by name (`FeatureService.provides`), or None: features
+    # never import each other, so one that uses another's work finds it here when it runs.
+    provided: Callable[[str], Any] = lambda name: None
+
+
+class Embeddings(Protocol):
+    """What a service provides as "embeddings" (knowledge's embedder): vectors for any texts by the
+    model Settings → Knowledge names, through the same endpoint, target and client."""
+
+    def model(self) -> str | None:
+        """The model vectors are made by now; None while embeddings are off or not usable (not yet
+        reached, or failing: tried again later)."""
+
+    def embed(self, texts: list[str], timeout: float | None, model: str) -> list[Any] | None:
+        """Each text's normalised float32 vector (a numpy array), in order, or None for a text the
+        endpoint refuses alone (it matches nothing); None when it failed (already logged; for a
+        while after, None at once without asking) or the model is no longer `model`. `timeout`:
+        seconds to wait (None: the provider's own)."""
 
 
 class FeatureService:
     """A feature's part of the app that outlives requests and turns (a background indexer, a watcher)."""
+
+    def provides(self) -> dict[str, Any]:
+        """What it offers other features by name (`AppContext.provided`): e.g. "embeddings"."""
+        return {}
 
     def start(self) -> None:
         """The database is ready and the server is about to take requests."""

@@ -9,6 +9,11 @@ chunk version: only then do its queries use them (hybrid.py); until then, BM25 a
 An endpoint that fails (unreachable, timing out, refusing the key, unknown model, HTTP 5xx)
 is logged and tried again after RETRY_FIRST_S seconds, doubling to RETRY_MAX_S; its sentence
 shows in each base's `embeddings` status. Indexing and queries never wait for it.
+
+Other features embed their own texts with the same model and endpoint through `model` and
+`embed` (the service provides the embedder as "embeddings", backend/turns/features.Embeddings):
+memory ranks memories with them. A failure there is logged and, for QUERY_QUIET_S, makes `model`
+say None and `embed` answer None at once; it leaves the bases' status and queries alone.
 """
 from __future__ import annotations
 
@@ -88,6 +93,7 @@ class Embedder:
         self._retry_at = 0.0
         self._worked = False  # the endpoint has embedded something for the current model
         self._quiet_until = 0.0
+        self._lent_quiet_until = 0.0  # the same, for `embed` (other features' texts)
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -138,6 +144,30 @@ class Embedder:
             log.warning("knowledge: a query's embedding failed; searching by words alone: %s", exc.reason)
             self._quiet_until = time.monotonic() + QUERY_QUIET_S
             self._error = exc.reason
+            return None
+
+    # --- what other features ask ("embeddings", backend/turns/features.Embeddings) ------------
+
+    def model(self) -> str | None:
+        """The model `embed` uses now; None while off, not yet reached, failing, or quiet after a failure."""
+        config, target = self._config, self._target
+        if config is None or target is None or target.model != config[1] \
+                or time.monotonic() < self._lent_quiet_until:
+            return None
+        return target.model
+
+    def embed(self, texts: list[str], timeout: float | None, model: str) -> list[np.ndarray | None] | None:
+        """Each text's normalised vector by `model` (None for one the endpoint refuses alone), or None:
+        the model is no longer `model`, or embedding failed (logged; then None at once for QUERY_QUIET_S)."""
+        target = self._target
+        if target is None or target.model != model or not texts or time.monotonic() < self._lent_quiet_until:
+            return None
+        try:
+            return self._embed_each(target, [t[:INPUT_CHARS] for t in texts], timeout)
+        except EmbedError as exc:
+            log.warning("embeddings: %d texts of another feature could not be embedded; it goes without "
+                        "embeddings for %.0f s: %s", len(texts), QUERY_QUIET_S, exc.reason)
+            self._lent_quiet_until = time.monotonic() + QUERY_QUIET_S
             return None
 
     def status(self, base_id: str) -> dict | None:
@@ -206,6 +236,7 @@ class Embedder:
         self._vectors = {}  # another model's vectors score nothing against this one's queries
         self._embedded = {}
         self._error, self._failures, self._retry_at, self._worked, self._quiet_until = None, 0, 0.0, False, 0.0
+        self._lent_quiet_until = 0.0
         self._close_client()
 
     def _catch_up(self, base_id: str, target: Target) -> bool:
@@ -240,27 +271,31 @@ class Embedder:
     def _embed_batch(self, target: Target, texts: list[str]) -> list[bytes]:
         """Each text's vector as a BLOB; b"" for one the endpoint refuses alone (it matches nothing
         and is not sent again) — unless it refuses everything, which is the endpoint's failure."""
+        return [b"" if v is None else to_blob(v) for v in self._embed_each(target, texts)]
+
+    def _embed_each(self, target: Target, texts: list[str], timeout: float | None = None) -> list[np.ndarray | None]:
+        """Each text's vector; None for one the endpoint refuses alone (`_embed_batch`)."""
         try:
-            return [to_blob(v) for v in self._request(target, texts)]
+            return list(self._request(target, texts, timeout))
         except EmbedError as exc:
             if not exc.refused:
                 raise
             refusal = exc
-        out: list[bytes] = [b""]
+        out: list[np.ndarray | None] = [None]
         if len(texts) > 1:
             out = []
             for text in texts:
                 try:
-                    out.append(to_blob(self._request(target, [text])[0]))
+                    out.append(self._request(target, [text], timeout)[0])
                 except EmbedError as exc:
                     if not exc.refused:
                         raise
-                    out.append(b"")
+                    out.append(None)
         # A model that refuses every passage is the wrong model (or none), not a bad passage.
-        if not self._worked or (len(out) > 1 and not any(out)):
+        if not self._worked or (len(out) > 1 and all(v is None for v in out)):
             raise EmbedError(refusal.reason)
-        log.warning("knowledge: %d passages refused by %s are left out of the embeddings: %s",
-                    out.count(b""), target.model, refusal.reason)
+        log.warning("embeddings: %d texts refused by %s are left out of the embeddings: %s",
+                    sum(v is None for v in out), target.model, refusal.reason)
         return out
 
     # --- the endpoint -----------------------------------------------------------------------

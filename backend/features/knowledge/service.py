@@ -22,7 +22,7 @@ from backend.features.knowledge.types import Unreadable
 from backend.features.knowledge.watch import FolderWatch
 from backend.store.db import short_connection
 from backend.store.serialize import files_by_id, iso
-from backend.turns.features import AppContext, FeatureService
+from backend.turns.features import AppContext, Embeddings, FeatureService
 
 if TYPE_CHECKING:
     from backend.features.knowledge.embeddings import Embedder
@@ -70,6 +70,13 @@ class KnowledgeService(FeatureService):
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+
+    def provides(self) -> dict:
+        """"embeddings": its embedder, which embeds other features' texts too (memory's)."""
+        if self.embedder is None:
+            return {}
+        embeddings: Embeddings = self.embedder  # mypy checks it keeps the promised shape
+        return {"embeddings": embeddings}
 
     # --- lifecycle -------------------------------------------------------------------------
 

@@ -1,18 +1,22 @@
 """Which memories a request carries, and how its system text quotes them (CONTRACT §8).
 
 All of them while they fit `BUDGET` tokens; beyond it the most relevant to the chat's latest
-user message by full-text ranking (bm25), then the newest, while they fit. They are listed
-oldest first, so a request's system text stays the same from one turn to the next while the
-memories do (a provider's prompt cache keeps it), and quoted as data the person saved: each in
-a <memory> element whose tags its text cannot write.
+user message, then the newest, while they fit. Relevant by full-text ranking (bm25), fused by
+reciprocal rank (backend/core/fusion.py) with the ranking by embeddings when those are on and every memory
+has a vector by the current model (embedder.py); otherwise (off, not embedded yet, the message's
+vector failed or timed out) by full text alone, as before. They are listed oldest first, so a
+request's system text stays the same from one turn to the next while the memories do (a
+provider's prompt cache keeps it), and quoted as data the person saved: each in a <memory>
+element whose tags its text cannot write.
 """
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 
+from backend.core.fusion import rrf
 from backend.core.text import inert_tags
-from backend.features.memory import store, words
+from backend.features.memory import service, store, words
 from backend.store import history
 
 BUDGET = 1500  # tokens of memories a request carries at most
@@ -54,8 +58,15 @@ def choose(query: str) -> tuple[list[store.Memory], int]:
                 chosen.append(seq)
                 left -= size + PER_MEMORY
 
-    if match is not None:
-        take(store.ranked_sizes(match, CANDIDATES))
+    by_words = store.ranked_sizes(match, CANDIDATES) if match is not None else []
+    by_meaning = service.similar(query, count, CANDIDATES)
+    if by_meaning is None:
+        take(by_words)
+    else:
+        sizes = dict(by_words)
+        sizes.update(store.sizes([seq for seq in by_meaning if seq not in sizes]))
+        fused = [seq for seq, _ in rrf([[seq for seq, _ in by_words], by_meaning])]
+        take([(seq, sizes[seq]) for seq in fused if seq in sizes])  # one deleted meanwhile has no size
     if left > BUDGET // 20:  # room left after the relevant ones: the newest fill it
         take(store.newest_sizes(CANDIDATES))
     return store.by_seqs(chosen), count

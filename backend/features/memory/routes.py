@@ -1,10 +1,13 @@
-"""Memories over HTTP (CONTRACT §8): list (and search), add, edit, delete one, forget everything."""
+"""Memories over HTTP (CONTRACT §8): list (and search), add, edit, delete one, forget everything.
+
+A change wakes the embedding thread (service.py); forgetting everything drops the vectors too.
+"""
 from __future__ import annotations
 
 from flask import Blueprint, request
 
 from backend.errors import invalid, not_found
-from backend.features.memory import store
+from backend.features.memory import service, store
 from backend.fields import Fields
 from backend.request_body import json_body
 
@@ -36,7 +39,9 @@ def list_memories():
 
 @bp.post("/api/memories")
 def create_memory():
-    return store.create(_text(json_body()), None).to_dict(), 201
+    created = store.create(_text(json_body()), None)
+    service.changed()
+    return created.to_dict(), 201
 
 
 @bp.patch("/api/memories/<memory_id>")
@@ -45,6 +50,7 @@ def patch_memory(memory_id):
     updated = store.update(memory_id, _text(json_body()))
     if updated is None:  # deleted meanwhile
         raise not_found("memory")
+    service.changed()
     return updated.to_dict()
 
 
@@ -52,12 +58,14 @@ def patch_memory(memory_id):
 def delete_memory(memory_id):
     if not store.delete(memory_id):
         raise not_found("memory")
+    service.changed()
     return "", 204
 
 
 @bp.delete("/api/memories")
 def forget_everything():
     store.forget_everything()
+    service.forgotten()
     return "", 204
 
 

@@ -5,7 +5,7 @@ triggers). `seq` is the rowid the index points at: an INTEGER PRIMARY KEY, so VA
 A memory's `source_chat_id` is the chat it was saved in: a chat in the trash keeps its id
 (the chat can still be opened from there); a chat purged sets it to null (a trigger), so it
 never points at nothing. `tokens` is the text's estimate, kept so choosing memories for a
-request adds no estimates.
+request adds no estimates. Their embeddings are a table of their own (vector_rows.py).
 """
 from __future__ import annotations
 
@@ -104,6 +104,14 @@ def newest_sizes(limit: int) -> list[tuple[int, int]]:
                           (limit,)).fetchall()
 
 
+def sizes(seqs: list[int]) -> dict[int, int]:
+    """seq → tokens of these memories (those that still exist)."""
+    if not seqs:
+        return {}
+    marks = ",".join("?" * len(seqs))
+    return dict(db.execute_sql(f"SELECT seq, tokens FROM memory WHERE seq IN ({marks})", seqs).fetchall())
+
+
 def by_seqs(seqs: list[int]) -> list[Memory]:
     """These memories, oldest first."""
     marks = ",".join("?" * len(seqs))
@@ -184,14 +192,15 @@ def save(text: str, source_chat_id: str) -> tuple[Memory, Memory | None]:
 def forget_everything() -> int:
     """Delete every memory so that its text is gone from the database file; how many there were.
 
-    Rows are deleted and the index cleared whole ('delete-all' leaves no old segment behind), the
-    file is vacuumed (freed pages rewritten away) and the write-ahead log, which still holds the
-    pages as they were written, is checkpointed and truncated. VACUUM cannot run in a transaction:
+    Rows are deleted (their vectors too) and the index cleared whole ('delete-all' leaves no old
+    segment behind), the file is vacuumed (freed pages rewritten away) and the write-ahead log,
+    which still holds the pages as they were written, is checkpointed and truncated. VACUUM cannot run in a transaction:
     this takes the calling thread's connection outside any (a request's, as every route's).
     """
     with db.atomic():
         count = db.execute_sql("SELECT COUNT(*) FROM memory").fetchone()[0]
         db.execute_sql("DELETE FROM memory")
+        db.execute_sql("DELETE FROM memory_vector")  # the triggers drop each memory's; none is left either way
         # The trigger's per-row 'delete' only marks entries of the index's segments: clear them whole.
         db.execute_sql("INSERT INTO memory_fts (memory_fts) VALUES ('delete-all')")
     assert not db.in_transaction(), "VACUUM cannot run inside a transaction"

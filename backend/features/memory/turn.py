@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from backend.core.tools import ToolRegistry
 from backend.core.types import ToolCall
-from backend.features.memory import choice, store, switch, tool, untrusted
+from backend.features.memory import choice, service, store, switch, tool, untrusted
 from backend.store import chats
 from backend.turns import approvals
 from backend.turns.features import Offer, TurnHandle, TurnPart
@@ -65,6 +65,7 @@ class TurnMemory(TurnPart):
         if not switch.on_for(self.turn.chat_id, None):
             raise ValueError("Memory is off for this chat now; nothing was saved.")
         memory, old = store.save(text, self.turn.chat_id)
+        service.changed()
         if old is not None and old.text == text:
             return f"Already remembered ({memory.id}); nothing changed."
         extra = {"previous_text": old.text} if old is not None else {}
