@@ -122,6 +122,17 @@ def test_tool_calls_are_committed_before_running_and_results_in_call_order():
     assert [m.content for m in second[2:]] == ["slow result", "fast result"]
 
 
+def test_a_calls_arguments_are_reported_piece_by_piece_as_they_stream():
+    stream = Scripted([ToolCallStart(0, "c1", "echo"), ToolCallDelta(0, '{"te'), ToolCallDelta(0, ""),
+                       ToolCallDelta(0, 'xt": "hi"}'), StepEnd("tool_calls")], [TextDelta("ok"), StepEnd("stop")])
+    outcome, events = run(stream, ToolRegistry([echo_tool()]))
+    assert outcome.status == "completed"
+    pieces = of(events, agent.ToolArguments)
+    assert [(p.call_id, p.name, p.delta) for p in pieces] == [("c1", "echo", '{"te'), ("c1", "echo", 'xt": "hi"}')]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("ToolPreparing") < kinds.index("ToolArguments") < kinds.index("AssistantDone")
+
+
 def test_unknown_tool_and_raising_tool_become_error_results():
     def boom(args, cancel):
         raise RuntimeError("disk on fire")

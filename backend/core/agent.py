@@ -67,6 +67,14 @@ class ToolPreparing:
 
 
 @dataclass(frozen=True)
+class ToolArguments:
+    """A piece of a call's arguments as the model writes them (the call is not complete yet)."""
+    call_id: str
+    name: str
+    delta: str
+
+
+@dataclass(frozen=True)
 class UsageReport:
     usage: Usage
 
@@ -346,6 +354,8 @@ class AgentLoop:
             if call is not None:
                 call[2].append(event.arguments)
                 self._count_output(len(event.arguments))
+                if event.arguments:
+                    self.emit(ToolArguments(call[0], call[1], event.arguments))
         elif isinstance(event, ReasoningDetail):
             state.details.append(event.detail)
         elif isinstance(event, Usage):

@@ -67,6 +67,10 @@ class TurnPart:
     def bind_tools(self, tools: ToolRegistry) -> None:
         """The turn's tool set is known: replace the feature's tools there by this turn's own."""
 
+    def tool_arguments(self, call_id: str, name: str, delta: str) -> None:
+        """A piece of a call's arguments (JSON text) as the model writes it, before the call is
+        whole: a feature can show what a call is writing while it is written (documents)."""
+
     def tool_starting(self, call: ToolCall) -> None:
         """A call of the turn is about to run."""
 

@@ -273,6 +273,9 @@ class Turn:
             self.meter.output()
             partial = self._ensure_partial()
             self.publish("tool_preparing", call_id=ev.call_id, name=ev.name, message_id=partial.row_id)
+        elif isinstance(ev, agent.ToolArguments):
+            for part in self.parts.values():
+                part.tool_arguments(ev.call_id, ev.name, ev.delta)
         elif isinstance(ev, agent.FellBack):
             self.model_id = ev.to_model_id
             self.publish("fallback", from_model_id=ev.from_model_id, to_model_id=ev.to_model_id, reason=ev.reason)
