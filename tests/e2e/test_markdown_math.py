@@ -8,7 +8,7 @@ import urllib.parse
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ui import CHROMIUM, open_chat, replies, send, wait_chat_ready
+from tests.e2e.ui import CHROMIUM, open_chat, replies, send, wait_chat_ready, wait_until
 from tests.fakeprovider import script as S
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"browser tests need Chromium at {CHROMIUM}")
@@ -53,10 +53,11 @@ def check_math(body):
     expect(body.locator("pre code")).to_have_text('echo "$PATH$"\n')
     boxes = body.locator("li > input")
     expect(boxes).to_have_count(2)
-    assert boxes.evaluate_all("(els) => els.map((e) => [e.type, e.disabled, e.checked, e.getAttributeNames().sort()])") == [
-        ["checkbox", True, True, ["checked", "disabled", "type"]],
-        ["checkbox", True, False, ["disabled", "type"]],
-    ]
+    # Read until it holds: the body may be drawn again meanwhile (the worker's render after a first one).
+    wanted = [["checkbox", True, True, ["checked", "disabled", "type"]], ["checkbox", True, False, ["disabled", "type"]]]
+    wait_until(lambda: boxes.evaluate_all(
+        "(els) => els.map((e) => [e.type, e.disabled, e.checked, e.getAttributeNames().sort()])") == wanted,
+        f"the task list's boxes to be {wanted}")
 
 
 def test_math_prices_code_and_task_lists(page, setup):

@@ -157,6 +157,8 @@ def test_up_in_the_empty_box_edits_the_last_message_and_ctrl_shift_c_copies_the_
     box.press("ArrowUp")
     expect(page.get_by_role("textbox", name="Edit message")).to_have_count(0)
     box.fill("")
+    # Once the reply has ended: a message cannot be edited while its reply runs.
+    expect(page.get_by_role("article", name="You").last.get_by_role("button", name="Edit this message")).to_be_visible()
     box.press("ArrowUp")
     editor = page.get_by_role("textbox", name="Edit message")
     expect(editor).to_be_focused()
