@@ -91,7 +91,9 @@ class Numi:
         env = {**session.env, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
                "NO_AT_BRIDGE": "1", "PYTHONUNBUFFERED": "1", "NUMI_TOOL_PLUGINS": "tests.tool_plugin"}
         self.started = time.monotonic()
-        self.proc = subprocess.Popen([sys.executable, "-m", "desktop.main", "--data-dir", str(data_dir), *args],
+        # faulthandler: a test that gives up on the app aborts it to learn where each thread was.
+        self.proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "desktop.main",
+                                      "--data-dir", str(data_dir), *args],
                                      cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
@@ -126,6 +128,14 @@ class Numi:
     def output(self) -> str:
         with self._cond:
             return "\n".join(self.lines)
+
+    def abort_for_stacks(self) -> str:
+        """Abort the app (SIGABRT: faulthandler prints every thread's stack) and return all it said."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGABRT)
+        with self._cond:
+            self._cond.wait_for(lambda: "<eof>" in self.lines, 15)
+        return self.output()
 
     @property
     def info(self) -> dict:
@@ -205,7 +215,9 @@ def close_until_closing(numi, display_name: str, after: int, tries: int = 4) -> 
             return
         except TimeoutError:
             if attempt == tries - 1:
-                raise
+                # Where the window's main loop was, for the next look at this (seen about once in ten runs).
+                raise TimeoutError(f"the window never began closing after {tries} tries "
+                                   f"(window found: {win is not None}):\n{numi.abort_for_stacks()}") from None
 
 
 def close_window(display_name: str, window_id: int) -> None:
