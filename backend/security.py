@@ -18,6 +18,10 @@ from backend.sign_in import COOKIE
 CSP = ("default-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data: blob:; "
        "style-src 'self' 'unsafe-inline'; font-src 'self' data:; object-src 'none'; "
        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+# The app's config key for the one origin its pages may frame (the preview listener's, CONTRACT §2
+# and §9): a feature sets it once that listener is bound (docs/FEATURES.md). Unset: frames fall back to
+# default-src 'self'.
+FRAME_SRC = "FRAME_SRC"
 log = logging.getLogger(__name__)
 BODY_TYPES = ("application/json", "multipart/form-data")
 # Fetch metadata a browser adds to a request it makes itself (not typed or opened from outside).
@@ -107,8 +111,13 @@ def _sign_in(given: str):
     return sign_in.session_response()
 
 
+def _csp() -> str:
+    frames = current_app.config.get(FRAME_SRC)
+    return f"{CSP}; frame-src {frames}" if frames else CSP
+
+
 def harden_response(response):
-    response.headers.setdefault("Content-Security-Policy", CSP)
+    response.headers.setdefault("Content-Security-Policy", _csp())
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "no-referrer")
     if request.path.startswith("/api/"):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 
 import pytest
 
@@ -304,4 +305,6 @@ def test_html_carries_a_strict_csp(server, path):
     assert csp["object-src"] == ["'none'"]
     assert csp["frame-ancestors"] == ["'none'"]
     assert csp["base-uri"] == ["'none'"]
+    # The one framed origin: the preview listener's, another loopback port (CONTRACT §2 and §9).
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", " ".join(csp.pop("frame-src")))
     assert not any("unsafe-eval" in v or "http" in v for values in csp.values() for v in values)

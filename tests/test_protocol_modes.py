@@ -15,7 +15,7 @@ from tests.fakeprovider import script as S
 
 # ask_user is offered in every mode (CONTRACT §11): it changes nothing.
 READ_ONLY = {"ask_user", "web_fetch", "list_files", "read_file", "search_files"}
-CHANGING = {"write_file", "edit_file", "shell", "upper", "guarded", "remember"}
+CHANGING = {"write_file", "edit_file", "shell", "upper", "guarded", "remember", "doc_create"}
 MCP_SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
 
 

@@ -64,9 +64,9 @@ def test_the_tools_a_turn_gets_follow_the_model_and_the_workspace(tooled):
     sock.until("turn_end")
     plugins = {"upper", "guarded"}
     first, second, third = (tool_names(r) for r in setup.fake.requests)
-    # remember: memory is on and the chat is not temporary (CONTRACT §11).
-    assert first == plugins | {"ask_user", "web_fetch", "remember"}
-    assert second == plugins | {"ask_user", "web_fetch", "remember", "list_files", "read_file", "search_files", "write_file",
+    # remember: memory is on and the chat is not temporary; doc_create: every model that calls tools (CONTRACT §11).
+    assert first == plugins | {"ask_user", "web_fetch", "remember", "doc_create"}
+    assert second == plugins | {"ask_user", "web_fetch", "remember", "doc_create", "list_files", "read_file", "search_files", "write_file",
                                 "edit_file", "shell"}
     assert third == plugins
 

@@ -18,6 +18,8 @@ ALL: list[str] = [
     "backend.features.knowledge",
     "backend.features.prompts",
     "backend.features.memory",
+    "backend.features.documents",
+    "backend.features.previews",
 ]
 
 

@@ -9,12 +9,17 @@ The JSON (docs/PROTOCOL.md, "Export and import"):
                               "tool_calls", "tool_call_id", "tool_error", "citation_sources", "status",
                               "model_id", "usage", "error", "created_at",
                               "attachments": [{"name", "mime", "size", "sha256", "created_at",
-                                               "data"?}]}]}]}
+                                               "data"?}]}],
+                "features"?: {name: value}}]}
 
 Every version of every message is there: `parent_id` links them into the chat's tree and
 `active_leaf_id` ends the branch the person saw. Ids are the exporting database's own
 message ids, so a later export of the same chat names the same message the same way (an
 import uses that to add only what is new). Version 1 had neither ids nor links: one branch.
+
+A chat's `features` holds what features keep of it beyond its messages (its documents), each
+under the feature's name as that feature exports it (backend/store/chat_data.py); it is left out
+when there is nothing.
 
 The full export (the zip) also carries the prompt library as `"prompts": [{"id", "name",
 "command", "content", "created_at", "updated_at"}]` (backend/features/prompts/transfer.py);
@@ -38,6 +43,7 @@ from pathlib import Path
 
 from backend import __version__
 from backend.core.status import COMPLETE, QUEUED
+from backend.store import chat_data
 from backend.store.models import Chat, Folder, Message, ModelEntry
 from backend.store.serialize import _tool_call, attachment_ids, files_by_id, iso
 
@@ -53,7 +59,7 @@ def chat_export(chat: Chat, inline_bytes=None) -> dict:
     parents, leaf = _links(rows, chat.active_leaf_id)
     files = files_by_id(i for m in rows for i in attachment_ids(m))
     folder = Folder.get_or_none(Folder.id == chat.folder_id) if chat.folder_id else None
-    return {
+    out = {
         "id": chat.id,  # where it came from; an import gives the chat a new id
         "title": chat.title,
         "model_id": chat.model_id,
@@ -68,6 +74,10 @@ def chat_export(chat: Chat, inline_bytes=None) -> dict:
         "active_leaf_id": leaf,
         "messages": [_message(m, parents[m.id], files, inline_bytes) for m in rows],
     }
+    features = chat_data.exported(chat.id)
+    if features:
+        out["features"] = features
+    return out
 
 
 def _links(rows: list[Message], leaf: int | None) -> tuple[dict[int, int | None], int | None]:

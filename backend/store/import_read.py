@@ -32,6 +32,7 @@ from pathlib import PurePosixPath
 from typing import TypeGuard
 
 from backend.core.status import COMPLETE, INTERRUPTED, MESSAGE_STATUSES, QUEUED, STREAMING
+from backend.store import chat_data
 from backend.store.chats import TOOL_NAME_MAX, TOOLS_OFF_MAX
 from backend.store.export_format import FORMAT, VERSION, ZIP_JSON
 from backend.store.files import clean_name
@@ -96,6 +97,8 @@ class ParsedChat:
     messages: list[dict] = field(default_factory=list)
     active: str | None = None
     source_id: str | None = None
+    # What features keep of the chat (its documents), checked by each: name -> what its `write` takes.
+    features: dict = field(default_factory=dict)
 
 
 # -- the container -------------------------------------------------------------------
@@ -338,6 +341,7 @@ def _numi_chat(c: _Check, chat, where: str, version: int):
         pinned=c.flag(chat, "pinned", where), archived=c.flag(chat, "archived", where),
         created_at=created, updated_at=c.time(chat, "updated_at", where, default=created),
         messages=[_numi_message(c, m, f"{where}.messages[{j}]") for j, m in enumerate(messages)],
+        features=_features(c, chat, where),
     )
     if version == 1:
         # No ids or links: the messages, in order, are one branch; a message is known by its place.
@@ -350,6 +354,24 @@ def _numi_chat(c: _Check, chat, where: str, version: int):
         parsed.source_id = f"numi:{source}" if source else None
         _numi_tree(c, chat, messages, parsed, where)
     return parsed
+
+
+def _features(c: _Check, chat: dict, where: str) -> dict:
+    """What features keep of the chat (`features`: {name: value}), each value checked by its feature
+    (backend/store/chat_data.py); a name this Numi does not know is ignored."""
+    raw = chat.get("features")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        return c.fail(f"{where}.features", "Must be an object.") or {}
+    out = {}
+    for name, data in chat_data.parts().items():
+        if name in raw:
+            try:
+                out[name] = data.check(raw[name])
+            except ValueError as exc:
+                c.fail(f"{where}.features.{name}", str(exc))
+    return out
 
 
 def _tools_off(c: _Check, chat: dict, where: str) -> list[str] | None:

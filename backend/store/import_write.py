@@ -15,6 +15,8 @@ Order:
    are made while a large import runs. Every row is written whole, linked into
    its tree (its id was set aside when the import was planned). Messages for a
    chat already here are written to a hidden chat of their own.
+   What features keep of a new chat (its documents) is written there too, by each feature
+   (backend/store/chat_data.py).
 4. One small transaction shows them: folders made where missing, the new file
    rows, each chat's `import_id`, deleted and temporary marks cleared, and new
    messages for a chat already here moved into it; and what the caller adds
@@ -35,7 +37,7 @@ from typing import Any, Callable
 import peewee
 from peewee import Field, IntegrityError
 
-from backend.store import housekeeping, import_plan, paced
+from backend.store import chat_data, housekeeping, import_plan, paced
 from backend.store.db import db, now
 from backend.store.files import BlobWriter, FileStore, sniff
 from backend.store.import_plan import Plan
@@ -220,6 +222,21 @@ def _write_hidden(plans: list[Plan], import_id: str, known_models: set, made: li
             yield
         if p.target is None:
             Chat.update(active_leaf_id=p.row_id(chat.active)).where(Chat.id == p.write_id).execute()
+            yield from _features(p)
+
+
+def _features(p: Plan):
+    """What features keep of a new chat (its documents), written by each (backend/store/chat_data.py).
+    A chat here already keeps its own: an import adds messages to it, nothing else."""
+    parts = chat_data.parts()
+    for name, value in p.chat.features.items():
+        data = parts.get(name)
+        if data is None:
+            continue  # unregistered since the file was read
+        steps = data.write(p.write_id, value, lambda old: p.ids.get(str(old)))
+        if steps is not None:
+            yield from steps
+        yield
 
 
 # One prepared INSERT run over many rows: building a peewee query per row took most of an

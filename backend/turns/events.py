@@ -63,6 +63,15 @@ class ResearchState(TypedDict):
     notice: NotRequired[str]
 
 
+class OpenDocument(TypedDict):
+    """A document text a call of the turn is writing (the documents feature's doc_open and doc_delta)."""
+    doc_id: str
+    title: str
+    language: str
+    call_id: str
+    content: str  # what its doc_open and doc_delta events carried so far
+
+
 class Outbound(TypedDict):
     sends: str  # what the call would send off this computer
     reason: str  # why it asks: what the conversation read, where the text goes
@@ -150,9 +159,11 @@ CHAT_EVENTS = _table(
     Event("queue", {"items": list[QueueItem]}, turn_id=None),
     Event("snapshot", {"message_id": int | None, "content": str, "reasoning": str, "tool_calls": list[ToolCall],
                        "status": str, "last_event_id": int},
-          # `queue` when no turn is retained (turn_id null); `sources` (each with its `kind`) and a
-          # research turn's newest `research` progress when there are any (docs/PROTOCOL.md).
-          {"queue": list[QueueItem], "sources": list[TurnSource], "research": ResearchState}),
+          # `queue` when no turn is retained (turn_id null); `sources` (each with its `kind`), a
+          # research turn's newest `research` progress and the `documents` its calls are still
+          # writing when there are any (docs/PROTOCOL.md).
+          {"queue": list[QueueItem], "sources": list[TurnSource], "research": ResearchState,
+           "documents": list[OpenDocument]}),
     Event("pong", common=False),
     # docs/PROTOCOL.md: a steering message joined the running turn.
     Event("steered", {"message_id": int, "queued_id": int, "content": str}, turn_id=TURN),

@@ -4,9 +4,10 @@ A feature (backend/features/<name>/) declares one `Feature` and is registered at
 (`backend.features.register_all`). Every hook is optional. The engine iterates the
 registered features where it builds a chat's tool set (`tools`), a request's system text
 (`system_text`), a stored message's place in a request (`quote`), a turn (`bind`,
-`before_request`, `runs_turn`), and the app (`settings`, `events`, `migrations`; the
-routes through `backend/app.py`). A feature imports this module; the engine never imports
-a feature (import-linter's `engine-below-features` contract). docs/FEATURES.md says more.
+`before_request`, `runs_turn`), and the app (`settings`, `events`, `migrations`,
+`chat_data` for export and import; the routes through `backend/app.py`). A feature imports
+this module; the engine never imports a feature (import-linter's `engine-below-features`
+contract). docs/FEATURES.md says more.
 """
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from typing import Any, Callable, Mapping, Protocol
 from backend.core.cancel import CancelToken
 from backend.core.tools import Tool, ToolRegistry
 from backend.core.types import Message, ToolCall
-from backend.store import migrations
+from backend.store import chat_data, migrations
 from backend.store import settings as settings_store
+from backend.store.chat_data import ChatData
 from backend.store.db import db, short_connection
 from backend.turns import events
 
@@ -155,6 +157,15 @@ class Embeddings(Protocol):
         seconds to wait (None: the provider's own)."""
 
 
+class Documents(Protocol):
+    """What a service provides as "documents" (the documents feature): a chat's documents by id."""
+
+    def content(self, doc_id: str, version: int | None = None) -> tuple[str, str, int, str] | None:
+        """(chat_id, language, version, text) of the document at `version` (None: its latest), or
+        None when there is no such document or version. Any thread: it opens (and closes) its own
+        database connection where the thread has none."""
+
+
 class FeatureService:
     """A feature's part of the app that outlives requests and turns (a background indexer, a watcher)."""
 
@@ -224,6 +235,8 @@ class Feature:
     # `service(app, name)`.
     service: Callable[[AppContext], FeatureService] | None = None
     fields: tuple[OwnerField, ...] = ()  # what it adds to chats and folders (GET, POST, PATCH)
+    # Its own data of a chat, which export and import carry (backend/store/chat_data.py).
+    chat_data: ChatData | None = None
 
 
 _lock = threading.Lock()
@@ -240,6 +253,9 @@ def register(feature: Feature) -> Feature:
         _features[feature.name] = feature
     for section in feature.settings:
         settings_store.register(section)
+    chat_data.unregister(feature.name)  # a feature registered again may no longer have one
+    if feature.chat_data is not None:
+        chat_data.register(feature.name, feature.chat_data)
     for name, fn in feature.migrations:
         migrations.register_named(f"{feature.name}.{name}", fn)
     if feature.migrations and db.database is not None:
@@ -257,6 +273,7 @@ def unregister(name: str) -> None:
         events.remove(*(e.name for e in feature.events))
     for section in feature.settings:
         settings_store.unregister(section.name)
+    chat_data.unregister(name)
     for migration, _ in feature.migrations:
         migrations.unregister_named(f"{feature.name}.{migration}")
 
@@ -273,6 +290,12 @@ def find(name: str) -> Feature | None:
 def service(app, name: str) -> Any:
     """The feature's service in this app (the Runtime made it), or None."""
     return app.extensions["numi"].feature_services.get(name)
+
+
+def chat_event(app, chat_id: str, type_: str, **fields) -> dict:
+    """Publish a chat event from outside a turn (a feature's route: the person changed something),
+    on the chat's hub, so every window of the chat hears it; `turn_id` is null."""
+    return app.extensions["numi"].turns.hub(chat_id).publish(type_, None, **fields)
 
 
 def owner_fields(kind: str) -> list[OwnerField]:

@@ -31,6 +31,8 @@ FINISHED_TURN_TTL = 180.0  # seconds a finished turn stays replayable
 
 # A research turn's newest progress (backend/features/research/), as a snapshot carries it.
 RESEARCH_FIELDS = frozenset(ResearchState.__annotations__)
+# What a snapshot folds of the documents feature's events: the texts still being written.
+DOCUMENT_EVENTS = frozenset({"doc_open", "doc_delta", "doc_update", "tool_end"})
 
 
 class TurnView:
@@ -41,7 +43,7 @@ class TurnView:
     """
 
     __slots__ = ("turn_id", "first_event_id", "message_id", "content", "reasoning", "changes",
-                 "tool_calls", "status", "ended_at", "sources", "research")
+                 "tool_calls", "status", "ended_at", "sources", "research", "documents")
 
     def __init__(self, turn_id: str | None, first_event_id: int):
         self.turn_id, self.first_event_id = turn_id, first_event_id
@@ -56,6 +58,9 @@ class TurnView:
         # The turn's, not the message's: its sources and research progress span its replies.
         self.sources: list[dict] = []
         self.research: dict | None = None
+        # Document texts the turn's calls are writing (backend/features/documents/), by call id:
+        # opened by doc_open, grown by doc_delta, done at the call's doc_update or tool_end.
+        self.documents: dict[str, dict] = {}
 
     def apply(self, event: dict) -> None:
         kind = event["type"]
@@ -78,9 +83,33 @@ class TurnView:
         elif kind == "research_progress":
             self.research = {**(self.research or {}),
                              **{k: v for k, v in event.items() if k in RESEARCH_FIELDS}}
+        elif kind in DOCUMENT_EVENTS:
+            self._document(kind, event)
         elif kind == "turn_end":
             self.status = {COMPLETED: COMPLETE, FAILED: ERROR}.get(event["status"], event["status"])
             self.ended_at = time.monotonic()
+            self.documents.clear()
+
+    def _document(self, kind: str, event: dict) -> None:
+        call_id = event.get("call_id")
+        if not isinstance(call_id, str):
+            return  # a person's doc_update: no call of the turn
+        if kind == "doc_open":
+            self.documents[call_id] = {"doc_id": event["doc_id"], "title": event["title"],
+                                       "language": event["language"], "call_id": call_id,
+                                       "content": [event.get("content", "")]}
+        elif kind == "doc_delta" and call_id in self.documents:
+            self.documents[call_id]["content"].append(event["delta"])
+        else:  # its doc_update or tool_end: the version is saved, or the call failed
+            self.documents.pop(call_id, None)
+
+    def open_documents(self) -> list[dict]:
+        """The documents being written, as a snapshot carries them (each text joined once)."""
+        out = []
+        for doc in self.documents.values():
+            doc["content"] = ["".join(doc["content"])]
+            out.append({**doc, "content": doc["content"][0]})
+        return out
 
 
     def text(self) -> tuple[str, str]:
@@ -238,5 +267,7 @@ class ChatHub:
         extra: dict[str, Any] = {"sources": list(turn.sources)} if turn.sources else {}
         if turn.research is not None:
             extra["research"] = dict(turn.research)
+        if turn.documents:
+            extra["documents"] = turn.open_documents()
         return snapshot.build(self, turn.turn_id, turn.message_id, *turn.text(),
                               list(turn.tool_calls), turn.status, **extra)
