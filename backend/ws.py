@@ -132,6 +132,10 @@ class Connection:
                 for event in events:
                     self.ws.send(encode(event))
                 pacer.sent(sum(e["type"] in TEXT_TYPES for e in pulled), time.monotonic())
+                if self.sub.take_resend():
+                    # After the replay or the snapshot just sent, never before: published earlier, a
+                    # snapshot standing in for events the ring no longer holds would fold it away.
+                    self.turns.resend_questions(self.chat_id)  # published: the next pull sends it
         except (ConnectionClosed, OSError):
             pass
         finally:
@@ -221,8 +225,9 @@ class Connection:
         if not self.sub.resume(after_event_id, epoch):
             self._push(self._stored_snapshot())
         # A question still waiting is sent again as a new event, after what the replay holds
-        # (CONTRACT §7): the client may have missed it, or lost it with a reload.
-        self.turns.resend_questions(self.chat_id)
+        # (CONTRACT §7): the client may have missed it, or lost it with a reload. The writer
+        # sends it after its next pull (Subscription.resend).
+        self.sub.wake.set()
 
     def _stored_snapshot(self) -> dict:
         """No turn is retained in memory: the newest reply as saved stands in for its events."""

@@ -44,6 +44,24 @@ def test_a_reader_behind_the_ring_gets_one_snapshot(monkeypatch):
     assert problems(snap) == []
 
 
+def test_a_resume_and_a_snapshot_each_ask_once_for_what_waits_to_be_sent_again(monkeypatch):
+    # A snapshot carries no waiting question: the socket sends those again after it (ws.py).
+    monkeypatch.setattr(hubmod, "LOG_CAPACITY", 5)
+    h = ChatHub("c", "e1")
+    h.publish("turn_start", "t1", user_message_id=1, continue_message_id=None)
+    sub = h.subscribe()
+    assert not sub.take_resend()
+    sub.resume(0)
+    assert sub.take_resend() and not sub.take_resend()
+    sub.pull()
+    for i in range(3):
+        h.publish("content", "t1", delta=str(i), message_id=7)
+    assert [e["type"] for e in sub.pull()] == ["content"] * 3 and not sub.take_resend()
+    for i in range(10):  # past the ring's end
+        h.publish("content", "t1", delta="x", message_id=7)
+    assert [e["type"] for e in sub.pull()] == ["snapshot"] and sub.take_resend() and not sub.take_resend()
+
+
 def test_a_snapshot_keeps_the_turns_sources_and_research_progress(monkeypatch):
     monkeypatch.setattr(hubmod, "LOG_CAPACITY", 5)
     h = ChatHub("c", "e1")

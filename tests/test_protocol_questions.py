@@ -133,6 +133,25 @@ def test_a_waiting_question_is_sent_again_to_a_socket_that_resumes(tooled):
     assert result_sent(setup)["answers"][0] == {"key": "db", "question": "Which database?", "answer": "lite"}
 
 
+def test_a_socket_far_behind_gets_the_waiting_question_after_its_snapshot(setup_with):
+    # The log keeps 64 events; the reply streams 150 deltas before it asks. A window resuming
+    # from the turn's start is past the log's end: one snapshot stands in for what it missed, and
+    # the waiting question, sent again, must follow it rather than be folded away.
+    setup = setup_with({"NUMI_EVENT_LOG_CAPACITY": "64"})
+    assert setup.api.patch(f"/api/models/{setup.model['id']}", {"supports": {"tools": True}}).status == 200
+    chunks = [S.text(f"w{i} ") for i in range(150)]
+    chat, sock, question = start(setup, chunks + ask()[1:], [S.text("ok")])
+    sock.close()
+    again = setup.socket(chat)
+    again.send(type="resume", after_event_id=1, epoch=question["epoch"])
+    snap = again.until("snapshot")
+    assert snap["content"].startswith("w0 w1 ") and snap["last_event_id"] >= question["event_id"]
+    repeat = again.until("question")
+    assert repeat["question_id"] == question["question_id"] and repeat["event_id"] > snap["last_event_id"]
+    again.send(type="answer", question_id=question["question_id"], answers={"db": "pg", "extras": [], "notes": ""})
+    assert again.until("turn_end")["status"] == "completed"
+
+
 def test_the_time_limit_setting_is_checked(setup):
     for body, says in (({"questions": {"timeout_s": 0}}, "from 1 to"), ({"questions": {"timeout_s": 1.5}}, "whole"),
                        ({"questions": {"timeout_s": "60"}}, "whole"), ({"questions": {"limit": 60}}, "Unknown"),

@@ -7,6 +7,7 @@ behind it gets one `snapshot` of the turn instead of the events it missed.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import deque
@@ -119,6 +120,13 @@ class TurnView:
         return content, reasoning
 
 
+def _log_capacity() -> int:
+    """LOG_CAPACITY, or NUMI_EVENT_LOG_CAPACITY (read per hub: a test shrinks it in a server it
+    starts, to see a reader fall off the log's end)."""
+    raw = os.environ.get("NUMI_EVENT_LOG_CAPACITY", "")
+    return max(16, int(raw)) if raw.isdigit() else LOG_CAPACITY
+
+
 class Subscription:
     def __init__(self, hub: "ChatHub", cursor: int):
         self.hub = hub
@@ -126,9 +134,18 @@ class Subscription:
         self.wake = threading.Event()
         self.wake.set()
         self.behind = threading.Event()  # BEHIND events or more wait for this socket
+        # Set when it resumes and when a snapshot stands in for events it fell behind: what waits
+        # for the person (a question) is then sent again, since a snapshot does not carry it.
+        self.resend = False
 
     def pull(self) -> list[dict]:
         return self.hub._pull(self)
+
+    def take_resend(self) -> bool:
+        """Whether what waits for the person must be sent again now (once per resume or snapshot)."""
+        with self.hub._lock:
+            wanted, self.resend = self.resend, False
+            return wanted
 
     def resume(self, after_event_id: int, epoch: str | None = None) -> bool:
         """Point the cursor at what the client missed; False when no turn is retained.
@@ -145,7 +162,7 @@ class ChatHub:
     def __init__(self, chat_id: str, epoch: str):
         self.chat_id, self.epoch = chat_id, epoch
         self._lock = threading.Lock()
-        self._log: deque[dict] = deque(maxlen=LOG_CAPACITY)
+        self._log: deque[dict] = deque(maxlen=_log_capacity())
         self._last_id = 0
         self._subs: set[Subscription] = set()
         self.turn: TurnView | None = None
@@ -235,6 +252,7 @@ class ChatHub:
 
     def _resume(self, sub: Subscription, after_event_id: int) -> bool:
         with self._lock:
+            sub.resend = True
             turn = self._retained_turn()
             if turn is None:
                 sub.cursor = self._last_id
@@ -253,6 +271,7 @@ class ChatHub:
             if sub.cursor < oldest - 1:
                 # Fell behind the ring: one snapshot stands in for every missed event.
                 sub.cursor = self._last_id
+                sub.resend = True
                 return [self._snapshot(self.turn)] if self.turn is not None else []
             events = []
             for event in reversed(self._log):  # a pull is usually a few events: walk from the end
