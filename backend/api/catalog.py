@@ -150,8 +150,7 @@ def delete_key(provider_id):
 @bp.post("/api/providers/<provider_id>/discover")
 def discover(provider_id):
     from backend.catalog import discovered
-    from backend.catalog.discover import DiscoveryError, Source
-    from backend.catalog.discover import discover as list_models_of
+    from backend.catalog.discover import DiscoveryError, Source, discover_all
 
     provider = _provider(provider_id)
     if provider.kind in ("openai", "anthropic") and not runtime().keys.has(provider.id):
@@ -160,13 +159,16 @@ def discover(provider_id):
     source = Source(id=provider.id, kind=provider.kind, name=provider.name, base_url=provider.base_url,
                     api_key=runtime().keys.get(provider.id), timeout=float(provider.timeout))
     try:
-        found = list_models_of(source)  # network: outside the lock and the transaction
+        found = discover_all(source)  # network: outside the lock and the transaction
     except DiscoveryError as exc:
         raise ApiError(502, "provider_error", exc.message) from None
     with editing():
         provider = _provider(provider_id)  # it may have gone while we listened
-        added = discovered.add(provider, found)
-    return {"added": [model_to_dict(m) for m in added]}
+        added = discovered.add(provider, found.chat)
+    answer: dict = {"added": [model_to_dict(m) for m in added]}
+    if found.images:  # image models: not chat models, never added; Settings → Images picks them (CONTRACT §13)
+        answer["image_models"] = found.images
+    return answer
 
 
 @bp.post("/api/providers/suggestions")

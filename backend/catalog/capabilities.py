@@ -47,6 +47,7 @@ class Facts:
     chat: bool = True  # False: an embedding (or other non-chat) model, never added
     model_window: int | None = None  # the model's own length, where the server tells it apart
     server: str | None = None  # the local server whose own API said so (names the advice in a note)
+    draws: bool = False  # its listing says it makes images and no text (an image model, CONTRACT §13)
 
     def complete(self) -> bool:
         """The list said what a native API would add: whether tools work, and the window served."""
@@ -58,7 +59,8 @@ class Facts:
         return Facts(pick(self.tools, other.tools), pick(self.vision, other.vision),
                      pick(self.reasoning, other.reasoning), pick(self.context_window, other.context_window),
                      pick(self.max_output_tokens, other.max_output_tokens), self.chat and other.chat,
-                     pick(self.model_window, other.model_window), pick(self.server, other.server))
+                     pick(self.model_window, other.model_window), pick(self.server, other.server),
+                     self.draws or other.draws)
 
     def window(self) -> Window:
         """The window stated (the served one, else the model's own length) beside the model's length."""
@@ -125,7 +127,8 @@ def from_listing(item: dict) -> Facts:
         if isinstance(inputs, list):
             facts = replace(facts, vision="image" in _strings(inputs))
         if isinstance(outputs, list) and "text" not in _strings(outputs):
-            facts = replace(facts, chat=False)  # embeddings, image or audio generators
+            # Embeddings, image or audio generators; an image generator is listed apart (discover.py).
+            facts = replace(facts, chat=False, draws="image" in _strings(outputs))
     top = item.get("top_provider") if isinstance(item.get("top_provider"), dict) else {}
     meta = item.get("meta") if isinstance(item.get("meta"), dict) else {}
     # OpenRouter routes a request to an endpoint that takes its length, so the model's context_length

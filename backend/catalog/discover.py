@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from backend.catalog.capabilities import Facts, from_listing, from_native_api
-from backend.catalog.families import UNKNOWN, family_of, label_for, skip
+from backend.catalog.families import UNKNOWN, draws, family_of, label_for, skip
 from backend.catalog.toml_file import default_wire_api
 from backend.core import sentences
 from backend.core.errors import Explained
@@ -38,9 +38,23 @@ class Source:
     timeout: float
 
 
+@dataclass(frozen=True)
+class Found:
+    """What a provider's models endpoint lists: its chat models (as `discover` gives them) and, apart,
+    its image models as {"api_model", "label"} (CONTRACT §13: Settings → Images picks from them; they
+    are never added to the catalog, where they would be offered as chat models)."""
+    chat: list[dict]
+    images: list[dict]
+
+
 def discover(source: Source) -> list[dict]:
     """The provider's chat models as model-column dicts (no id): api_model, label, wire_api, …, note;
     and under "window" the capabilities.Window its server stated (discovered.add keeps it out of the row)."""
+    return discover_all(source).chat
+
+
+def discover_all(source: Source) -> Found:
+    """The provider's chat models (see `discover`) and its image models."""
     found = _list_anthropic(source) if source.kind == "anthropic" else _list_openai(source)
     listed = {api_model: facts for api_model, _, _, facts in found}
     native: dict[str, Facts] = {}
@@ -49,6 +63,10 @@ def discover(source: Source) -> list[dict]:
     if (source.kind == "openai_compatible" and source.base_url
             and not all(f.complete() for f in listed.values())):
         native = from_native_api(source.base_url, source.api_key, list(listed), _timeout(source))
+    images = [{"api_model": api_model, "label": well_formed(display_name or label_for(api_model))[:200]}
+              for api_model, display_name, _, listing in found
+              if source.kind != "anthropic" and not has_surrogate(api_model) and (draws(api_model) or listing.draws)]
+    images = list({i["api_model"]: i for i in images}.values())
     seen, entries = set(), []
     for api_model, display_name, limits, listing in found:
         # An id that is not valid Unicode (a lone surrogate) could be neither stored nor named.
@@ -74,7 +92,7 @@ def discover(source: Source) -> list[dict]:
             "note": window.note(),
             "window": window,
         })
-    return entries
+    return Found(entries, images)
 
 
 def _first(stated: bool | None, *fallbacks: bool) -> bool:

@@ -59,6 +59,10 @@ UNKNOWN = Family("", None, None)
 OPENAI_SKIP = re.compile(r"embed|tts|whisper|dall-e|moderation|transcribe|realtime|audio|gpt-image|"
                          r"davinci|babbage|search|computer-use|sora")
 ANY_SKIP = re.compile(r"embed|rerank")
+# Image models, by name, whatever the kind: never added as chat models; discovery lists them apart, for
+# Settings → Images (CONTRACT §13). OpenAI's GPT image and DALL·E models; Stable Diffusion and FLUX on
+# OpenAI-compatible servers (LocalAI and the like).
+IMAGE_MODEL = re.compile(r"gpt-image|chatgpt-image|dall-e|stable-?diffusion|sdxl|\bsd-?3|\bsd-?turbo|(^|/)flux")
 
 
 def family_of(api_model: str) -> Family:
@@ -71,8 +75,14 @@ def family_of(api_model: str) -> Family:
 
 
 def skip(kind: str, api_model: str) -> bool:
+    """Not a chat model (an embedding, speech or image model…): never added to the catalog."""
     name = api_model.lower()
-    return bool(ANY_SKIP.search(name) or (kind == "openai" and OPENAI_SKIP.search(name)))
+    return bool(ANY_SKIP.search(name) or IMAGE_MODEL.search(name) or (kind == "openai" and OPENAI_SKIP.search(name)))
+
+
+def draws(api_model: str) -> bool:
+    """An image model by its name (discovery lists it for Settings → Images, never as a chat model)."""
+    return bool(IMAGE_MODEL.search(api_model.lower()))
 
 
 _WORDS = {"gpt": "GPT", "oss": "OSS", "vl": "VL", "qwq": "QwQ", "deepseek": "DeepSeek", "r1": "R1",

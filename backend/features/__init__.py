@@ -20,6 +20,7 @@ ALL: list[str] = [
     "backend.features.memory",
     "backend.features.documents",
     "backend.features.previews",
+    "backend.features.images",
 ]
 
 

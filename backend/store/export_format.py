@@ -9,13 +9,19 @@ The JSON (docs/PROTOCOL.md, "Export and import"):
                               "tool_calls", "tool_call_id", "tool_error", "citation_sources", "status",
                               "model_id", "usage", "error", "created_at",
                               "attachments": [{"name", "mime", "size", "sha256", "created_at",
-                                               "data"?}]}],
+                                               "data"?}],
+                              "images"?: [{"prompt", "width", "height", "model", "backend",
+                                           "file": attachment, "thumbnail"?: attachment}]}],
                 "features"?: {name: value}}]}
 
 Every version of every message is there: `parent_id` links them into the chat's tree and
 `active_leaf_id` ends the branch the person saw. Ids are the exporting database's own
 message ids, so a later export of the same chat names the same message the same way (an
 import uses that to add only what is new). Version 1 had neither ids nor links: one branch.
+
+An assistant message that drew images (CONTRACT §13) lists them under `images`, each with its
+file (and its thumbnail's) in the attachments' shape, so their bytes travel as attachments' do;
+it is left out when there are none.
 
 A chat's `features` holds what features keep of it beyond its messages (its documents), each
 under the feature's name as that feature exports it (backend/store/chat_data.py); it is left out
@@ -43,7 +49,7 @@ from pathlib import Path
 
 from backend import __version__
 from backend.core.status import COMPLETE, QUEUED
-from backend.store import chat_data
+from backend.store import chat_data, message_images
 from backend.store.models import Chat, Folder, Message, ModelEntry
 from backend.store.serialize import _tool_call, attachment_ids, files_by_id, iso
 
@@ -57,7 +63,7 @@ def chat_export(chat: Chat, inline_bytes=None) -> dict:
     rows = list(Message.select().where((Message.chat == chat.id) & Message.deleted_at.is_null())
                 .order_by(Message.id))
     parents, leaf = _links(rows, chat.active_leaf_id)
-    files = files_by_id(i for m in rows for i in attachment_ids(m))
+    files = files_by_id(i for m in rows for i in [*attachment_ids(m), *message_images.file_ids(m.content_parts)])
     folder = Folder.get_or_none(Folder.id == chat.folder_id) if chat.folder_id else None
     out = {
         "id": chat.id,  # where it came from; an import gives the chat a new id
@@ -94,7 +100,7 @@ def _links(rows: list[Message], leaf: int | None) -> tuple[dict[int, int | None]
 
 
 def _message(m: Message, parent_id: int | None, files: dict, inline_bytes) -> dict:
-    return {
+    out = {
         "id": m.id,
         "parent_id": parent_id,
         "role": m.role,
@@ -112,6 +118,25 @@ def _message(m: Message, parent_id: int | None, files: dict, inline_bytes) -> di
         "created_at": iso(m.created_at),
         "attachments": [_attachment(files[i], inline_bytes) for i in attachment_ids(m) if i in files],
     }
+    images = _images(m, files, inline_bytes)
+    if images:
+        out["images"] = images
+    return out
+
+
+def _images(m: Message, files: dict, inline_bytes) -> list[dict]:
+    """The images the message's step drew, each with its file (one whose row is gone is left out)."""
+    out = []
+    for item in message_images.items(m.content_parts):
+        if item["file_id"] not in files:
+            continue
+        image = {k: item[k] for k in ("prompt", "width", "height", "model", "backend")}
+        image["file"] = _attachment(files[item["file_id"]], inline_bytes)
+        thumbnail = item.get("thumbnail_file_id")
+        if thumbnail in files:
+            image["thumbnail"] = _attachment(files[thumbnail], inline_bytes)
+        out.append(image)
+    return out
 
 
 def _attachment(row, inline_bytes) -> dict:
@@ -197,7 +222,11 @@ def to_markdown(chat: dict, labels: dict[str, str] | None = None) -> str:
             out += [f"**Tool call** `{call['name']}` (`{call['id']}`)", "", _fence(call["arguments"] or "", "json"), ""]
         for a in m.get("attachments") or ():
             out.append(f"- Attachment: {a['name']} ({a['mime']}, {a['size']} bytes, sha256 `{a['sha256'][:12]}…`)")
-        if m.get("attachments"):
+        for image in m.get("images") or ():
+            drawn = f", by {_plain(image['model'])}" if image.get("model") else ""
+            out.append(f"- Image: {image['file']['name']} ({image['width']} × {image['height']} px{drawn}), "
+                       f"drawn from: {_plain(' '.join(image['prompt'].split()))}")
+        if m.get("attachments") or m.get("images"):
             out.append("")
         if m.get("error"):
             out += [f"> **Error:** {m['error'].get('message', '')}", ""]
@@ -252,7 +281,8 @@ def write_zip(target, chats, blob_path, prompts: list[dict] | None = None) -> No
         seen = set()
         for chat in exported:
             for m in chat["messages"]:
-                for a in m["attachments"]:
+                drawn = [f for image in m.get("images") or () for f in (image["file"], image.get("thumbnail")) if f]
+                for a in [*m["attachments"], *drawn]:
                     sha = a["sha256"]
                     path = Path(blob_path(sha))
                     if sha in seen or not path.is_file():

@@ -43,6 +43,8 @@ MAX_RATIO = 100  # uncompressed / compressed, for entries over RATIO_FLOOR
 RATIO_FLOOR = 1 << 20
 UNCOMPRESSED_FACTOR = 4  # a zip may hold up to 4× the import limit once inflated
 MAX_TEXT = 2_000_000  # characters of one message's content or reasoning
+IMAGE_SIDE = 8192  # pixels a side of a drawn image (CONTRACT §13)
+IMAGE_PROMPT = 32_000  # characters of the prompt it was drawn from
 ROLES = ("user", "assistant", "tool", "system")
 # A message that was being written or waiting when exported is not running here.
 IMPORTED_STATUS = {STREAMING: INTERRUPTED, QUEUED: INTERRUPTED}
@@ -505,33 +507,68 @@ def _numi_message(c: _Check, m, where: str):
         "error": error,
         "created_at": c.time(m, "created_at", where),
         "attachments": _attachments(c, _or(m.get("attachments"), []), f"{where}.attachments"),
+        "images": _images(c, _or(m.get("images"), []), f"{where}.images"),
     }
 
 
 def _attachments(c: _Check, items, where: str) -> list[Attachment]:
     if not isinstance(items, list):
         return c.fail(where, "Must be a list.") or []
+    found = (_attachment(c, a, f"{where}[{k}]") for k, a in enumerate(items))
+    return [a for a in found if a is not None]
+
+
+def _attachment(c: _Check, a, w: str) -> Attachment | None:
+    """One file as an export gives it (an attachment, a drawn image's file); None when refused."""
+    if not isinstance(a, dict):
+        return c.fail(w, "Must be an object.")
+    sha, size = a.get("sha256"), a.get("size")
+    if not isinstance(sha, str) or not SHA256.match(sha):
+        return c.fail(f"{w}.sha256", "Must be 64 lowercase hex digits.")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        return c.fail(f"{w}.size", "Must be a whole number of bytes.")
+    data = None
+    if a.get("data") is not None:
+        try:
+            data = base64.b64decode(a["data"], validate=True)
+        except (binascii.Error, TypeError, ValueError):
+            return c.fail(f"{w}.data", "Must be base64.")
+    name = c.text(a, "name", w, nullable=True, max_len=10_000, default=None) or "file"
+    created = c.time(a, "created_at", w, default=0.0) or None
+    return Attachment(name=clean_name(name), size=size, sha256=sha, created_at=created, data=data)
+
+
+def _images(c: _Check, items, where: str) -> list[dict]:
+    """An assistant message's drawn images (CONTRACT §13): {"prompt", "width", "height", "model",
+    "backend", "file": Attachment, "thumbnail": Attachment | None} each."""
+    if not isinstance(items, list):
+        return c.fail(where, "Must be a list.") or []
     out = []
-    for k, a in enumerate(items):
+    for k, item in enumerate(items):
         w = f"{where}[{k}]"
-        if not isinstance(a, dict):
+        if not isinstance(item, dict):
             c.fail(w, "Must be an object.")
             continue
-        sha, size = a.get("sha256"), a.get("size")
-        if not isinstance(sha, str) or not SHA256.match(sha):
-            c.fail(f"{w}.sha256", "Must be 64 lowercase hex digits.")
+        width, height = item.get("width"), item.get("height")
+        if not all(isinstance(n, int) and not isinstance(n, bool) and 0 < n <= IMAGE_SIDE for n in (width, height)):
+            c.fail(w, f"Must have a width and a height, whole numbers from 1 to {IMAGE_SIDE}.")
             continue
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-            c.fail(f"{w}.size", "Must be a whole number of bytes.")
+        prompt = c.text(item, "prompt", w, max_len=IMAGE_PROMPT)
+        model = c.text(item, "model", w, nullable=True, max_len=200, default=None)
+        backend = c.text(item, "backend", w, nullable=True, max_len=40, default=None)
+        if item.get("file") is None:
+            c.fail(f"{w}.file", "Must be the image's file, given as an attachment is.")
             continue
-        data = None
-        if a.get("data") is not None:
-            try:
-                data = base64.b64decode(a["data"], validate=True)
-            except (binascii.Error, TypeError, ValueError):
-                c.fail(f"{w}.data", "Must be base64.")
-                continue
-        name = c.text(a, "name", w, nullable=True, max_len=10_000, default=None) or "file"
-        created = c.time(a, "created_at", w, default=0.0) or None
-        out.append(Attachment(name=clean_name(name), size=size, sha256=sha, created_at=created, data=data))
+        file = _attachment(c, item["file"], f"{w}.file")
+        thumbnail = _attachment(c, item["thumbnail"], f"{w}.thumbnail") if item.get("thumbnail") is not None else None
+        if prompt is None or file is None:
+            continue
+        out.append({"prompt": prompt, "width": width, "height": height, "model": model, "backend": backend,
+                    "file": file, "thumbnail": thumbnail})
     return out
+
+
+def message_files(m: dict) -> list[Attachment]:
+    """Every file a parsed message brings: its attachments, then its images' files and thumbnails."""
+    drawn = [f for image in m.get("images") or () for f in (image["file"], image["thumbnail"]) if f is not None]
+    return [*m["attachments"], *drawn]

@@ -37,11 +37,11 @@ from typing import Any, Callable
 import peewee
 from peewee import Field, IntegrityError
 
-from backend.store import chat_data, housekeeping, import_plan, paced
+from backend.store import chat_data, housekeeping, import_plan, message_images, paced
 from backend.store.db import db, now
 from backend.store.files import BlobWriter, FileStore, sniff
 from backend.store.import_plan import Plan
-from backend.store.import_read import ImportRefused, ParsedChat
+from backend.store.import_read import ImportRefused, ParsedChat, message_files
 from backend.store.models import Chat, File, Folder, Message, ModelEntry, new_id
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ def _stage(store: FileStore, messages: list[dict], zip_source, limit: int, stage
     """Fill `staged`: sha256 -> (BlobWriter, or None when the blob is here already; mime).
     It is the caller's, so what was staged before a failure is still discarded."""
     for m in messages:
-        for a in m["attachments"]:
+        for a in message_files(m):
             if a.sha256 in staged:
                 continue
             entry = f"files/{a.sha256}"
@@ -86,6 +86,15 @@ def _local_mime(store: FileStore, a) -> str:
     with open(store.path(a.sha256), "rb") as f:
         head = f.read(64 * 1024)
     return sniff(head, a.name, complete=a.size <= len(head))
+
+
+def _drawn(image: dict, files: _Files) -> dict:
+    """An imported image as the message's content_parts keep it (backend/store/message_images.py)."""
+    item = {k: image[k] for k in ("prompt", "width", "height", "model", "backend")}
+    item["file_id"] = files.id_for(image["file"])
+    if image["thumbnail"] is not None:
+        item["thumbnail_file_id"] = files.id_for(image["thumbnail"])
+    return item
 
 
 class _Files:
@@ -147,6 +156,7 @@ def _write(store: FileStore, plans: list[Plan], already: int, zip_source, limit:
         files = _Files(staged)
         for m in messages:
             m["file_ids"] = [files.id_for(a) for a in m["attachments"]]
+            m["drawn"] = [_drawn(image, files) for image in m.get("images") or ()]
         known = {m.id for m in ModelEntry.select(ModelEntry.id)}  # the catalog: a few hundred at most
         for sha, (blob, _mime) in staged.items():
             if blob is not None and not store.path(sha).is_file():
@@ -257,8 +267,17 @@ def _message_row(m: dict, p: Plan, chat_created: float) -> tuple:
     values = {**m, "id": p.ids[source], "chat": p.write_id, "parent_id": link.parent, "depth": link.depth,
               "active_child_id": link.child, "line_id": link.line, "line_exit": link.exit,
               "created_at": m["created_at"] or chat_created,
-              "content_parts": {"attachments": m["file_ids"]} if m["file_ids"] else None}
+              "content_parts": _content_parts(m)}
     return tuple(f.db_value(values[f.name]) for f in _MESSAGE_FIELDS)
+
+
+def _content_parts(m: dict) -> dict | None:
+    parts: dict = {}
+    if m["file_ids"]:
+        parts["attachments"] = m["file_ids"]
+    if m.get("drawn"):
+        parts[message_images.KEY] = m["drawn"]
+    return parts or None
 
 
 def _show(plans: list[Plan], import_id: str, file_rows: list[dict],

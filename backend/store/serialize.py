@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from backend.store import message_images
 from backend.store.files import kind_of
 from backend.store.models import File
 
@@ -74,6 +75,9 @@ def message_to_dict(msg) -> dict:
         # CONTRACT §8: the sources its turn's tools brought in, which its text cites as [n].
         "sources": _sources(msg.citation_sources),
     }
+    if msg.role == "assistant":
+        # CONTRACT §13: the images its step drew (image_generate), each a file; [] when none.
+        data["images"] = message_images.items(msg.content_parts)
     # A question sent for a research turn (docs/PROTOCOL.md "Research"): said on the message, so a
     # reload still marks it.
     if msg.role == "user" and isinstance(msg.content_parts, dict) and msg.content_parts.get("research") is True:

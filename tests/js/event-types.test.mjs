@@ -28,6 +28,8 @@ const NOT_IN_REDUCER = {
   doc_open: "the documents panel (to come)",
   doc_delta: "the documents panel (to come)",
   doc_update: "the documents panel (to come)",
+  image: "images (issue 38): the reply shows its images from GET …/messages until the reducer takes them",
+  image_partial: "images (issue 38): a drawing's previews, until the reducer takes them",
 };
 // App socket frames the chat list's pure rules do not take, and where they are handled.
 const NOT_IN_CHAT_LIST = {
