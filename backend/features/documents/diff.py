@@ -29,9 +29,8 @@ def lines(text: str) -> list[str]:
     return out
 
 
-def unified(old: str | None, new: str, name: str, old_version: int, new_version: int) -> tuple[str, int, int]:
-    """The diff from `old` (None: no document yet) to `new`, and the counts of lines added and removed."""
-    a, b = lines(old or ""), lines(new)
+def _same_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many lines the two texts share at their start, and then at their end."""
     shared = min(len(a), len(b))
     head = 0
     while head < shared and a[head] == b[head]:
@@ -39,6 +38,13 @@ def unified(old: str | None, new: str, name: str, old_version: int, new_version:
     tail = 0
     while tail < shared - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
+    return head, tail
+
+
+def unified(old: str | None, new: str, name: str, old_version: int, new_version: int) -> tuple[str, int, int]:
+    """The diff from `old` (None: no document yet) to `new`, and the counts of lines added and removed."""
+    a, b = lines(old or ""), lines(new)
+    head, tail = _same_ends(a, b)
     # Keep the context the hunks show around the middle; shift their line numbers back after.
     start = max(0, head - CONTEXT)
     a_mid, b_mid = a[start:len(a) - max(0, tail - CONTEXT)], b[start:len(b) - max(0, tail - CONTEXT)]
@@ -96,13 +102,7 @@ def changed(old: str, new: str) -> list[tuple[int, int]]:
     """The line ranges of `new` (0-based, end excluded) that differ from `old`: where lines were
     added or replaced, or an empty range where lines were only removed."""
     a, b = lines(old), lines(new)
-    shared = min(len(a), len(b))
-    head = 0
-    while head < shared and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < shared - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
+    head, tail = _same_ends(a, b)
     a_mid, b_mid = a[head:len(a) - tail], b[head:len(b) - tail]
     if not a_mid and not b_mid:
         return []
