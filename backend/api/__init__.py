@@ -20,8 +20,9 @@ def register_all(app) -> None:
         search,
         settings,
         trash,
+        workspace_files,
     )
 
     for module in (catalog, settings, chats, messages, context, files, folders, folder_file, trash, search, export, importer,
-                   backup, approvals, mcp, drafts, chat_tools):
+                   backup, approvals, mcp, drafts, chat_tools, workspace_files):
         app.register_blueprint(module.bp)

@@ -23,11 +23,6 @@ const fixtures = readdirSync(EVENTS).filter((f) => f.endsWith(".json")).sort()
 // Chat socket types applyEvent leaves alone on purpose, and why.
 const NOT_IN_REDUCER = {
   pong: "a keep-alive answer: the socket drops it (web/app/socket.js)",
-  // The documents panel is being built (issue 37): until its reducer module lands, the page
-  // ignores these and reads documents over HTTP.
-  doc_open: "the documents panel (to come)",
-  doc_delta: "the documents panel (to come)",
-  doc_update: "the documents panel (to come)",
   image: "images (issue 38): the reply shows its images from GET …/messages until the reducer takes them",
   image_partial: "images (issue 38): a drawing's previews, until the reducer takes them",
 };

@@ -8,6 +8,8 @@ export class ApiError extends Error {
     this.status = status;
     this.code = err.code || "http_" + status;
     this.fields = err.fields || null;
+    // A 409 conflict on a document names its latest version (docs/PROTOCOL.md "Documents").
+    this.latestVersion = Number.isInteger(err.latest_version) ? err.latest_version : null;
   }
 }
 

@@ -31,6 +31,7 @@ import { sourceEvents } from "./citations.js";
 import { contextEvents, contextSlices } from "./context-marks.js";
 import { researchEvents, researchSlices } from "./research.js";
 import { memoryEvents, memorySlices } from "./memory.js";
+import { documentEvents, documentSlices } from "./documents.js";
 
 // Event type (or NEW_EPOCH) → its handlers, in registration order.
 const HANDLERS = new Map();
@@ -64,6 +65,7 @@ registerHandlers(sourceEvents);
 registerHandlers(contextEvents, contextSlices);
 registerHandlers(researchEvents, researchSlices);
 registerHandlers(memoryEvents, memorySlices);
+registerHandlers(documentEvents, documentSlices);
 
 export function initialState(chatId) {
   // A copy for each chat: no two chats' states share a starting list.

@@ -2,8 +2,8 @@
 // the context's marks (a summary's divider, a turn's "left out" note) and a research
 // turn's progress, the notice (views/chat-notice.js), the approvals and the model's
 // questions (views/approval-pane.js, question-pane.js), and the composer (its picker is
-// where the chat's model is chosen; the context meter sits beside it). Where the scroller
-// stands is views/chat-scroll.js.
+// where the chat's model is chosen; the context meter sits beside it), with the chat's
+// documents beside them (views/doc-dock.js). Where the scroller stands is views/chat-scroll.js.
 //
 // It renders from a ChatSession's state and reuses one MessageView per message, so a frame
 // only touches what changed: each part declares the inputs it reads (web/js/view-inputs.js)
@@ -34,6 +34,7 @@ import { ChatNotice } from "./chat-notice.js";
 import { ApprovalPane } from "./approval-pane.js";
 import { QuestionPane } from "./question-pane.js";
 import { ScrollFollow } from "./chat-scroll.js";
+import { DocDock } from "./doc-dock.js";
 
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
 // for what is on screen; the rest follows in later tasks.
@@ -108,6 +109,12 @@ export class ChatView {
     if (session) session.draft = () => this.composer.draft();
     this._keepDraft(session);
     this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header.el, this.scroller, this.composer.el);
+    // The chat's documents: a button in the header, the panel beside the thread.
+    this.docs = session ? new DocDock(session, { attach: (quote) => this.composer.attachQuote(quote) }) : null;
+    if (this.docs) {
+      this.header.el.insertBefore(this.docs.button, this.header.more);
+      this.docs.mount(this.el);
+    }
     this.scroll = new ScrollFollow(this.scroller, thread);
     if (session && typeof IntersectionObserver === "function") {
       this.observer = new IntersectionObserver((entries) => {
@@ -223,6 +230,7 @@ export class ChatView {
 
   /** The view is replaced: its box is kept (the chat's draft saved now, the new chat's in memory). */
   leave() {
+    this.docs?.leave();
     if (this.keeper) this.keeper.close();
     else keepNewChatDraft(this.composer.kept());
   }
@@ -356,6 +364,7 @@ export class ChatView {
     this._renderMeter(source);
     this._renderOlder(source);
     this._renderEmpty(source);
+    this.docs.render(source);
     runFor(FIRST_PAINT_BUDGET_MS);
     this.scroll.drawn();
   }

@@ -13,7 +13,9 @@
 // the Knowledge button the knowledge bases it searches (knowledge-picker.js);
 // `/` at the start of the box lists the person's prompts and fills one in (prompts-menu.js);
 // ↑ in the empty box edits
-// the last message sent. What the box holds is counted for the context meter (draft()):
+// the last message sent. A document's selection or a preview's error (the documents panel,
+// attachQuote) shows as a chip too and goes at the head of the next message, quoted
+// (web/js/doc-quotes.js). What the box holds is counted for the context meter (draft()):
 // `draftChanged` is told after each change, to read the count after a pause when typing
 // and at once when files come or go. It is also the chat's draft (kept by the chat view with
 // chat-draft.js): kept() is what is saved, restore() puts a kept one back.
@@ -26,6 +28,7 @@ import { fileUrl, formatSize, icon, isImage, stageAttachments, upload } from "..
 import { MODES, modeInfo } from "../../js/plans.js";
 import { anyModelSees, noModelSeesSentence } from "../../js/vision.js";
 import { app } from "../store.js";
+import { composeMessage } from "../../js/doc-quotes.js";
 
 // Under the box while a reply runs.
 const MOD = /Mac|iPhone|iPad/.test(globalThis.navigator?.platform || "") ? "⌘" : "Ctrl";
@@ -63,6 +66,8 @@ export class Composer {
     this.attachBtn = h("button", { type: "button", class: "ghost icon-btn attach-btn", "aria-label": "Attach files",
       title: "Attach files (or drop them here, or paste an image)", onclick: () => this.fileInput.click() }, icon("clip"));
     this.attachList = h("div", { class: "attach-list", role: "list", "aria-label": "Attached files", hidden: true });
+    this.quotes = []; // {kind, label, text} from the documents panel, sent at the head of the next message
+    this.quoteList = h("div", { class: "quote-list", role: "list", "aria-label": "Attached from documents", hidden: true });
     this.attachError = h("div", { class: "attach-error", role: "alert" });
     this.capsWarning = h("div", { class: "caps-warning", role: "alert", hidden: true });
     this.prompts = new PromptMenu({ input: this.input, changed: () => { this._fit(); this.hooks.draftChanged?.(true); } });
@@ -80,7 +85,7 @@ export class Composer {
     this.knowledge = new KnowledgePopover({ session: () => this.session });
     this.knowledge.el.hidden = !this.session;
     this.foot = h("div", { class: "composer-foot" }, this.picker.el, this.modeSelect, this.tools.el, this.knowledge.el, this.note);
-    this.el = h("div", { class: "composer" }, this.queue, this.attachList, this.attachError, this.capsWarning,
+    this.el = h("div", { class: "composer" }, this.queue, this.quoteList, this.attachList, this.attachError, this.capsWarning,
       this.prompts.form, this.prompts.el, this.box,
       this.fileInput, this.foot);
     this.queueKey = "";
@@ -128,7 +133,7 @@ export class Composer {
   }
 
   _send(opts = {}) {
-    const text = this.input.value;
+    const text = composeMessage(this.quotes, this.input.value);
     const ready = this.attachments.filter((a) => a.state === "ready");
     if ((!text.trim() && !ready.length) || this.disabled) return;
     if (this.attachments.some((a) => a.state === "uploading")) {
@@ -148,6 +153,7 @@ export class Composer {
       this.prompts.close();
       this._fit();
       this._clearAttachments();
+      this._setQuotes([]);
       this.hooks.draftChanged?.(false);
     } else {
       stageAttachments(text, []);
@@ -244,9 +250,30 @@ export class Composer {
     if (a.state === "ready") this.hooks.draftChanged?.(false);
   }
 
+  // --- quotes from the documents panel ---------------------------------------------------
+
+  /** Attach `quote` ({kind, label, text}: web/js/doc-quotes.js) to the next message. */
+  attachQuote(quote) {
+    if (this.quotes.some((q) => q.text === quote.text)) { this.focus(); return; }
+    this._setQuotes([...this.quotes, quote]);
+    this.hooks.draftChanged?.(false);
+    this.focus();
+  }
+
+  _setQuotes(quotes) {
+    this.quotes = quotes;
+    this.quoteList.hidden = !quotes.length;
+    this.quoteList.replaceChildren(...quotes.map((q) => h("div", { class: `quote-chip ${q.kind}`, role: "listitem", title: q.text },
+      h("span", { class: "quote-kind" }, q.kind === "error" ? "Error" : "Selection"),
+      h("span", { class: "quote-label" }, q.label),
+      h("button", { type: "button", class: "ghost icon-btn", "aria-label": `Remove ${q.label}`,
+        onclick: () => { this._setQuotes(this.quotes.filter((x) => x !== q)); this.hooks.draftChanged?.(false); this.focus(); } },
+      h("span", { class: "i i-close", "aria-hidden": "true" })))));
+  }
+
   /** What the next message would be now: its text and the files attached and uploaded. */
   draft() {
-    return { draft: this.input.value, file_ids: this.attachments.filter((a) => a.state === "ready").map((a) => a.stored.id) };
+    return { draft: composeMessage(this.quotes, this.input.value), file_ids: this.attachments.filter((a) => a.state === "ready").map((a) => a.stored.id) };
   }
 
   /** What a kept draft holds: the text and the stored files attached (uploaded). */
