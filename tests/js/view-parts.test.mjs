@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
 const VIEWS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "web", "app", "views");
-const PARTS = ["chat.js", "chat-header.js", "chat-notice.js", "card-pane.js"];
+const PARTS = ["chat.js", "chat-header.js", "chat-notice.js", "card-pane.js", "doc-dock.js"];
 
 /** The names each `new Inputs({...})` of a file declares. */
 function declared(text) {
