@@ -71,6 +71,17 @@ def created(setup, page, chat: str, title: str, language: str, content: str) -> 
     return next(d["id"] for d in items if d["title"] == title)
 
 
+def with_document(setup, page, chat_title: str, title: str, language: str, content: str):
+    """A chat opened in the page whose model made one document, saved in the open panel:
+    (chat id, document id, the panel)."""
+    chat = setup.chat(title=chat_title)
+    open_chat(page, setup.server, chat, chat_title)
+    doc_id = created(setup, page, chat, title, language, content)
+    panel = page.locator("#doc-panel")
+    expect(panel.locator(".doc-status")).to_have_text("Version 1 · saved")
+    return chat, doc_id, panel
+
+
 def test_a_streamed_document_opens_the_panel_and_its_text_grows(page, tooled):
     setup = tooled
     chat = setup.chat(title="Docs stream")
@@ -121,11 +132,7 @@ def type_at_end(page, text: str) -> None:
 
 def test_the_persons_edit_is_a_version_and_a_stale_base_offers_reload_theirs_or_keep_both(page, tooled):
     setup = tooled
-    chat = setup.chat(title="Docs edit")
-    open_chat(page, setup.server, chat, "Docs edit")
-    doc_id = created(setup, page, chat, "fib.py", "python", FIB)
-    panel = page.locator("#doc-panel")
-    expect(panel.locator(".doc-status")).to_have_text("Version 1 · saved")
+    chat, doc_id, panel = with_document(setup, page, "Docs edit", "fib.py", "python", FIB)
 
     # Typed, then Ctrl+S: version 2, the person's.
     type_at_end(page, "# mine\n")
@@ -270,11 +277,7 @@ def last_user_text(setup) -> str:
 
 def test_a_selection_goes_with_the_next_message(page, tooled):
     setup = tooled
-    chat = setup.chat(title="Docs ask")
-    open_chat(page, setup.server, chat, "Docs ask")
-    doc_id = created(setup, page, chat, "fib.py", "python", FIB)
-    panel = page.locator("#doc-panel")
-    expect(panel.locator(".doc-status")).to_have_text("Version 1 · saved")
+    chat, doc_id, panel = with_document(setup, page, "Docs ask", "fib.py", "python", FIB)
     panel.get_by_role("button", name="Ask about selection").click()
     expect(page.locator(".toast")).to_contain_text("Select part of the document first")
 
@@ -304,11 +307,7 @@ PAGE = """<!doctype html>
 
 def test_an_html_preview_runs_in_a_frame_sandboxed_to_scripts_and_its_error_can_be_sent(page, tooled):
     setup = tooled
-    chat = setup.chat(title="Docs preview")
-    open_chat(page, setup.server, chat, "Docs preview")
-    doc_id = created(setup, page, chat, "page.html", "html", PAGE)
-    panel = page.locator("#doc-panel")
-    expect(panel.locator(".doc-status")).to_have_text("Version 1 · saved")
+    chat, doc_id, panel = with_document(setup, page, "Docs preview", "page.html", "html", PAGE)
     panel.get_by_role("button", name="Preview").click()
     frame = panel.locator("iframe.doc-preview-iframe")
     expect(frame).to_have_attribute("sandbox", "allow-scripts")
@@ -416,11 +415,7 @@ def test_the_panel_closes_reopens_is_resized_and_is_a_sheet_on_a_narrow_window(p
 
 def test_a_failed_whole_text_edit_shows_the_saved_text_again(page, tooled):
     setup = tooled
-    chat = setup.chat(title="Docs failed edit")
-    open_chat(page, setup.server, chat, "Docs failed edit")
-    doc_id = created(setup, page, chat, "fib.py", "python", FIB)
-    panel = page.locator("#doc-panel")
-    expect(panel.locator(".doc-status")).to_have_text("Version 1 · saved")
+    chat, doc_id, panel = with_document(setup, page, "Docs failed edit", "fib.py", "python", FIB)
     # Whole text and find together: it streams as written, and is refused when it runs.
     steps = streamed("c_bad", "doc_edit", {"doc_id": doc_id, "content": "print('replaced')\n" * 3, "find": "n",
                                            "replace": "m"}, piece=12)
