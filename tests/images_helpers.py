@@ -11,7 +11,7 @@ from tests.fake_images import Answer, FakeImages
 from tests.fakeprovider import script as S
 from tests.sample_files import _png, noise_png, png
 
-IMAGES_KEY = "sk-images-test-not-real"
+IMAGES_KEY = "images-test-key"  # not a key: the fake only checks it is the one sent
 
 
 def picture(width: int, height: int, fmt: str = "PNG", mode: str = "RGB") -> bytes:
