@@ -7,6 +7,7 @@ from backend import json_input
 
 MAX_CONTENT_CHARS = 200_000
 MAX_ATTACHMENTS = 20
+MIN_COMPARE, MAX_COMPARE = 2, 4  # CONTRACT §10: models one compare asks
 
 
 class BadFrame(Exception):
@@ -16,7 +17,7 @@ class BadFrame(Exception):
 # type -> {field: (python type(s), required)}
 _SCHEMA: dict[str, dict[str, tuple]] = {
     "send": {"request_id": (str, True), "content": (str, True), "attachments": (list, False),
-             "mode": (str, False), "research": (bool, False)},
+             "mode": (str, False), "research": (bool, False), "compare": (list, False), "image": (bool, False)},
     "stop": {"clear_queue": (bool, False)},
     "resume": {"after_event_id": (int, True), "epoch": (str, False)},
     "edit": {"message_id": (int, True), "content": (str, True), "request_id": (str, False)},
@@ -69,9 +70,7 @@ def _check_values(kind: str, frame: dict) -> None:
             raise BadFrame("The message is empty; write something or attach a file.")
         if frame.get("mode") not in (None, "queue", "steer"):  # null is no value, as for every field
             raise BadFrame("\"mode\" must be \"queue\" or \"steer\".")
-        if frame.get("research") is True and frame.get("mode") == "steer":
-            raise BadFrame("A research request starts its own turn and cannot steer a running reply; "
-                           "send it without \"mode\": \"steer\" to queue it.")
+        _check_send_kind(frame)
     if kind in ("send", "edit") and len(frame["content"]) > MAX_CONTENT_CHARS:
         raise BadFrame(f"The message is longer than {MAX_CONTENT_CHARS:,} characters; attach it as a file instead.")
     if kind == "edit" and not frame["content"].strip():
@@ -84,6 +83,29 @@ def _check_values(kind: str, frame: dict) -> None:
         frame["arguments"] = _edited_arguments(frame["arguments"])
     if kind == "answer":
         _check_answer(frame)
+
+
+def _check_send_kind(frame: dict) -> None:
+    """A send is one kind of turn at most: a compare (CONTRACT §10), an image (§13) or research;
+    a compare names 2–4 distinct model ids (whether they exist is the registry's to check)."""
+    kinds = [k for k in ("compare", "image", "research") if frame.get(k) not in (None, False)]
+    if len(kinds) > 1:
+        raise BadFrame(f"A message is sent as one kind of turn; it cannot be both {kinds[0]} and {kinds[1]}.")
+    if frame.get("mode") == "steer" and kinds:
+        raise BadFrame(f"A {kinds[0]} request starts its own turn and cannot steer a running reply; "
+                       f"send it without \"mode\": \"steer\" to queue it.")
+    if frame.get("image") is True and not frame["content"].strip():
+        raise BadFrame("An image is drawn from the message's words; describe the picture you want.")
+    models = frame.get("compare")
+    if models is None:
+        return
+    if not all(isinstance(m, str) and 0 < len(m) <= 200 for m in models):
+        raise BadFrame("\"compare\" must be a list of model ids (texts).")
+    if not MIN_COMPARE <= len(models) <= MAX_COMPARE:
+        raise BadFrame(f"A compare asks {MIN_COMPARE} to {MAX_COMPARE} models at once; "
+                       f"this one names {len(models)}.")
+    if len(set(models)) != len(models):
+        raise BadFrame("A compare names each model once; pick different models for its columns.")
 
 
 def _check_answer(frame: dict) -> None:

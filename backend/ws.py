@@ -197,7 +197,8 @@ class Connection:
             self._push(make_event("pong"))
         elif kind == "send":
             answer = reg.send(chat, frame["request_id"], frame["content"], frame.get("attachments") or [],
-                              steer=frame.get("mode") == "steer", research=frame.get("research") is True)
+                              steer=frame.get("mode") == "steer", research=frame.get("research") is True,
+                              compare=frame.get("compare"), image=frame.get("image") is True)
             if answer.pop("duplicate"):
                 # A resend after a lost answer: repeat the answer to this socket, change nothing.
                 self._push(self._direct("accepted", **answer))
@@ -223,13 +224,14 @@ class Connection:
 
     def resume(self, after_event_id: int, epoch: str | None) -> None:
         if not self.sub.resume(after_event_id, epoch):
-            self._push(self._stored_snapshot())
+            for snap in self._stored_snapshots():
+                self._push(snap)
         # A question still waiting is sent again as a new event, after what the replay holds
         # (CONTRACT §7): the client may have missed it, or lost it with a reload. The writer
         # sends it after its next pull (Subscription.resend).
         self.sub.wake.set()
 
-    def _stored_snapshot(self) -> dict:
+    def _stored_snapshots(self) -> list[dict]:
         """No turn is retained in memory: the newest reply as saved stands in for its events."""
         return snapshot.stored(self.hub, self.chat_id, self.turns.queue_items(self.chat_id))
 

@@ -247,6 +247,7 @@ def test_a_doc_edit_right_after_the_doc_create_of_the_same_turn_runs(tooled):
     setup = tooled
     chat = setup.chat(title="t")
     sock = setup.socket(chat)
+    setup.fake.await_scripts = True  # the next answer names the document the first call makes
     setup.fake.enqueue(streamed("c1", "doc_create", {"title": "t", "language": "text", "content": "draft"}))
     t = turn(sock, "r1")
     doc_id = sock.until("doc_update", turn_id=t)["doc_id"]
@@ -284,6 +285,7 @@ def test_a_doc_edit_turned_off_for_the_chat_is_not_run_after_a_create_either(too
     setup = tooled
     chat = setup.chat(title="t", tools_off=["doc_edit"])
     sock = setup.socket(chat)
+    setup.fake.await_scripts = True  # the next answer names the document the first call makes
     setup.fake.enqueue(streamed("c1", "doc_create", {"title": "t", "language": "text", "content": "draft"}))
     t = turn(sock, "r1")
     doc_id = sock.until("doc_update", turn_id=t)["doc_id"]

@@ -207,7 +207,7 @@ def test_a_snapshot_carries_the_texts_still_being_written_and_drops_them_when_th
     feed(streams, clock, '{"title": "New", "language": "html", "content": "<p>one', 4, call_id="a", step=0.06)
     feed(streams, clock, '{"doc_id": "doc_aaaaaaaaaaaaaaaa", "content": "whole', 4, call_id="b", name="doc_edit",
          step=0.06)
-    snap = hub._snapshot(hub.turn)
+    snap = hub._snapshots(hub.turn)[0]
     shown = {d["call_id"]: d for d in snap["documents"]}
     assert shown["a"] == {"doc_id": streams.reserved("a"), "title": "New", "language": "html", "call_id": "a",
                           "content": "<p>one"}
@@ -217,8 +217,8 @@ def test_a_snapshot_carries_the_texts_still_being_written_and_drops_them_when_th
     streams.starting("a")
     publish("doc_update", doc_id=streams.reserved("a"), version=1, author="model", call_id="a")
     publish("tool_end", call_id="b", name="doc_edit", ok=False, output="no", duration_ms=1)
-    assert "documents" not in hub._snapshot(hub.turn)
+    assert "documents" not in hub._snapshots(hub.turn)[0]
     feed(streams, clock, '{"title": "Third", "language": "text", "content": "x', 100, call_id="c")
-    assert [d["call_id"] for d in hub._snapshot(hub.turn)["documents"]] == ["c"]
+    assert [d["call_id"] for d in hub._snapshots(hub.turn)[0]["documents"]] == ["c"]
     publish("turn_end", status="cancelled")
-    assert "documents" not in hub._snapshot(hub.turn)
+    assert "documents" not in hub._snapshots(hub.turn)[0]

@@ -90,12 +90,12 @@ def server_fold(events: list[dict], merge: bool = False) -> TurnView | None:
     view = None
     for event in unique:
         if event["type"] == "turn_start":
-            view = TurnView(event["turn_id"], event["event_id"])
+            view = TurnView(event["turn_id"], event["event_id"], event.get("compare"))
         elif event["type"] == "snapshot" and event["turn_id"] is not None:
             # A snapshot stands for the events before it: the view it was made from.
             view = TurnView(event["turn_id"], 1)
-            view.message_id = event["message_id"]
-            view.content, view.reasoning = [event["content"]], [event["reasoning"]]
+            view.reply.message_id = event["message_id"]
+            view.reply.content, view.reply.reasoning = [event["content"]], [event["reasoning"]]
             view.status = event["status"]
             continue
         if view is not None and event.get("turn_id") == view.turn_id:
@@ -111,12 +111,13 @@ def test_the_server_fold_reaches_the_expected_message(path):
     fixture = load(path)
     view = server_fold(fixture["events"])
     expected = {m["id"]: m for m in fixture["expect"].get("messages", []) if "id" in m}
-    assert view.message_id in expected, f"the turn's last message {view.message_id} is not in expect"
-    message = expected[view.message_id]
-    assert "content" in message, "expect must give the last message's content"
-    assert "".join(view.content) == message["content"]
-    if "reasoning" in message:
-        assert "".join(view.reasoning) == message["reasoning"]
+    for reply in view.replies.values():  # a compare's: each column's last message
+        assert reply.message_id in expected, f"the turn's last message {reply.message_id} is not in expect"
+        message = expected[reply.message_id]
+        assert "content" in message, "expect must give the last message's content"
+        assert "".join(reply.content) == message["content"]
+        if "reasoning" in message:
+            assert "".join(reply.reasoning) == message["reasoning"]
     # TurnView's end statuses are the message statuses, but for limit (the reply ended in error).
     ended = {"limit": "error"}.get(view.status, view.status)
     if "status" in message:
@@ -128,5 +129,7 @@ def test_merging_deltas_on_the_way_out_keeps_the_fold(path):
     """ws.coalesce may merge any run of deltas; the text a client builds must not change."""
     events = load(path)["events"]
     plain, merged = server_fold(events), server_fold(events, merge=True)
-    assert (merged.message_id, "".join(merged.content), "".join(merged.reasoning)) == \
-           (plain.message_id, "".join(plain.content), "".join(plain.reasoning))
+    def texts(view):
+        return [(r.message_id, "".join(r.content), "".join(r.reasoning)) for r in view.replies.values()]
+
+    assert texts(merged) == texts(plain)

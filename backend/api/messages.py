@@ -109,3 +109,29 @@ def chat_usage(chat_id):
         metrics.add(total, usage)
         replies += 1
     return {**total, "replies": replies}
+
+
+@bp.get("/api/chats/<chat_id>/messages/<int:message_id>/compare")
+def compare_columns(chat_id, message_id):
+    """A compare's columns (CONTRACT §10): for the user message it asked, each model's reply as its
+    messages from the first down to the newest (the leaf last active under it), in the models' order."""
+    chat = _chat(chat_id)
+    try:
+        user = history.message(chat, message_id)
+    except history.NotInChat:
+        raise not_found("message") from None
+    parts = user.content_parts if isinstance(user.content_parts, dict) else {}
+    models = parts.get("compare")
+    if user.role != "user" or not isinstance(models, list):
+        raise ApiError(404, "not_found", "That message did not ask a compare.")
+    firsts = [r for r in history.tree(chat, after=user.id) if r.parent_id == user.id and r.role == "assistant"]
+    columns = []
+    for first in firsts:
+        rows = history.path(history.leaf_under(first.id))
+        rows = rows[next(i for i, r in enumerate(rows) if r.id == first.id):]
+        versions = history.versions(rows[:1])
+        columns.append({"model_id": first.model_id, "message_id": first.id,
+                        "messages": [{**message_to_dict(r), **({"versions": versions[r.id]} if r.id in versions else {})}
+                                     for r in rows]})
+    return {"message_id": user.id, "models": models, "columns": columns,
+            "active_leaf_id": history.active_leaf(chat)}

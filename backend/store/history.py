@@ -289,6 +289,17 @@ def append_to_branch(chat_id: str, **fields) -> Message:
     return append(chat_id, active_leaf(chat_id), **fields)
 
 
+def append_beside(chat_id: str, parent_id: int, **fields) -> Message:
+    """A new message under `parent_id` that leaves the active branch where it is, unless it ends at
+    `parent_id` (then the message extends it): a compare's other replies grow beside the active one."""
+    with db.atomic():
+        leaf = active_leaf(chat_id)
+        row = append(chat_id, parent_id, **fields)
+        if leaf is not None and leaf != parent_id:
+            switch(chat_id, leaf)
+    return row
+
+
 def enqueue(chat_id: str, **fields) -> Message:
     """A user message that waits for the running turn, outside the tree until its turn starts."""
     return Message.create(chat=chat_id, status=QUEUED, **fields)

@@ -82,6 +82,11 @@ def message_to_dict(msg) -> dict:
     # reload still marks it.
     if msg.role == "user" and isinstance(msg.content_parts, dict) and msg.content_parts.get("research") is True:
         data["research"] = True
+    # The models a compare asked (CONTRACT §10), so a reload shows its columns again.
+    if msg.role == "user" and isinstance(msg.content_parts, dict) and isinstance(msg.content_parts.get("compare"), list):
+        data["compare"] = [m for m in msg.content_parts["compare"] if isinstance(m, str)]
+    if msg.role == "user" and isinstance(msg.content_parts, dict) and msg.content_parts.get("image") is True:
+        data["image"] = True  # a message sent to be drawn (CONTRACT §13)
     # A user message that executed a plan (CONTRACT §7): the plan as it stood then (docs/PROTOCOL.md).
     executed = msg.content_parts.get("plan") if msg.role == "user" and isinstance(msg.content_parts, dict) else None
     if isinstance(executed, dict) and isinstance(executed.get("steps"), list):

@@ -130,32 +130,46 @@ def _table(*defs: Event) -> dict[str, Event]:
 # Events a turn publishes: turn_id names it.
 TURN = str
 
+
+class CompareReply(TypedDict):
+    model_id: str
+    message_id: int
+
+
+# What the events of one reply of a compare add (CONTRACT §10): its model, and its message where
+# the event does not name one already (docs/PROTOCOL.md "Compare").
+MODEL = {"model_id": str}
+REPLY = {"model_id": str, "message_id": int}
+
 CHAT_EVENTS = _table(
     # CONTRACT §4, with the fields docs/PROTOCOL.md adds.
     Event("accepted", {"request_id": str, "message_id": int, "queued": bool, "attachments": list[dict]},
           {"steer": bool,  # a repeated request_id is answered without `steer`
            "executes_plan": dict}),  # an execute_plan's message: {"plan_id", "steps"} as executed
-    Event("turn_start", {"user_message_id": int | None, "continue_message_id": int | None}, turn_id=TURN),
-    Event("reasoning", {"delta": str, "message_id": int}, turn_id=TURN),
-    Event("content", {"delta": str, "message_id": int}, turn_id=TURN),
-    Event("tool_preparing", {"call_id": str, "name": str, "message_id": int}, turn_id=TURN),
-    Event("tool_start", {"call_id": str, "name": str, "arguments": str, "message_id": int | None}, turn_id=TURN),
+    # A compare's turn_start names its replies, in column order (CONTRACT §10, docs/PROTOCOL.md "Compare").
+    Event("turn_start", {"user_message_id": int | None, "continue_message_id": int | None},
+          {"compare": list[CompareReply]}, turn_id=TURN),
+    Event("reasoning", {"delta": str, "message_id": int}, MODEL, turn_id=TURN),
+    Event("content", {"delta": str, "message_id": int}, MODEL, turn_id=TURN),
+    Event("tool_preparing", {"call_id": str, "name": str, "message_id": int}, MODEL, turn_id=TURN),
+    Event("tool_start", {"call_id": str, "name": str, "arguments": str, "message_id": int | None}, MODEL,
+          turn_id=TURN),
     Event("approval_required", {"approval_id": str, "call_id": str, "name": str, "arguments": str,
                                 "can_always": bool},
           {"changed": bool, "description": str, "diff": str, "outbound": Outbound,
-           "local": LocalAddress, "untrusted": Untrusted, "updates": MemoryUpdate}, turn_id=TURN),
+           "local": LocalAddress, "untrusted": Untrusted, "updates": MemoryUpdate, **REPLY}, turn_id=TURN),
     Event("tool_end", {"call_id": str, "name": str, "ok": bool, "output": str, "duration_ms": int},
-          {"diff": str}, turn_id=TURN),
-    Event("message_saved", {"message_id": int, "role": str}, turn_id=TURN,
+          {"diff": str, **REPLY}, turn_id=TURN),
+    Event("message_saved", {"message_id": int, "role": str}, MODEL, turn_id=TURN,
           values={"role": ("user", "assistant", "tool")}),
     Event("usage", {"input_tokens": int, "output_tokens": int, "estimated": bool, "reasoning_tokens": int,
-                    "cached_tokens": int, "cost": float | None}, turn_id=TURN),
-    Event("done", {"message_id": int}, turn_id=TURN),
-    Event("error", {"code": str, "message": str, "retryable": bool}),
+                    "cached_tokens": int, "cost": float | None}, REPLY, turn_id=TURN),
+    Event("done", {"message_id": int}, MODEL, turn_id=TURN),
+    Event("error", {"code": str, "message": str, "retryable": bool}, REPLY),
     Event("turn_end", {"status": str}, turn_id=TURN,
           values={"status": TURN_OUTCOMES}),
     Event("title_update", {"title": str}, turn_id=None),
-    Event("fallback", {"from_model_id": str | None, "to_model_id": str, "reason": str}, turn_id=TURN),
+    Event("fallback", {"from_model_id": str | None, "to_model_id": str, "reason": str}, REPLY, turn_id=TURN),
     Event("queue", {"items": list[QueueItem]}, turn_id=None),
     Event("snapshot", {"message_id": int | None, "content": str, "reasoning": str, "tool_calls": list[ToolCall],
                        "status": str, "last_event_id": int},
@@ -163,7 +177,7 @@ CHAT_EVENTS = _table(
           # research turn's newest `research` progress and the `documents` its calls are still
           # writing when there are any (docs/PROTOCOL.md).
           {"queue": list[QueueItem], "sources": list[TurnSource], "research": ResearchState,
-           "documents": list[OpenDocument]}),
+           "documents": list[OpenDocument], **MODEL}),
     Event("pong", common=False),
     # docs/PROTOCOL.md: a steering message joined the running turn.
     Event("steered", {"message_id": int, "queued_id": int, "content": str}, turn_id=TURN),
@@ -175,12 +189,13 @@ CHAT_EVENTS = _table(
     # CONTRACT §6 (context): a turn left older messages out; `notice` says why a summary could
     # not be made (docs/PROTOCOL.md). `compacted` is backend/features/compaction/'s.
     Event("context_trimmed", {"messages_omitted": int, "tokens_before": int, "tokens_after": int},
-          {"notice": str}, turn_id=TURN),
+          {"notice": str, **REPLY}, turn_id=TURN),
     # docs/PROTOCOL.md "Live tool progress": a running call's time so far, last output, MCP progress.
     Event("tool_progress", {"call_id": str, "name": str, "elapsed_ms": int},
-          {"output": str, "progress": float | None, "total": float | None, "message": str}, turn_id=TURN),
+          {"output": str, "progress": float | None, "total": float | None, "message": str, **REPLY},
+          turn_id=TURN),
     # CONTRACT §8: sources a tool of the turn brought in, numbered from 1 per turn (only the new ones).
-    Event("sources", {"kind": str, "items": list[SourceItem]}, turn_id=TURN,
+    Event("sources", {"kind": str, "items": list[SourceItem]}, REPLY, turn_id=TURN,
           values={"kind": ("web", "knowledge", "memory")}),
 )
 

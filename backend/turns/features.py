@@ -128,6 +128,11 @@ class TurnRun:
     sources: Any  # the turn's numbered sources (turns/sources.TurnSources): saved on its final reply
     approve: Callable[[ToolCall], Any]  # decide a call as the turn's policies say, asking if need be
     answer: Callable[[Any, CancelToken], Any]  # answer(request, cancel): one reply, no tools → agent.Outcome
+    # A reply the feature writes itself (no model stream: a drawn image): open_reply() saves an empty
+    # assistant message, streaming, as the turn's last and returns its id; close_reply(id, content)
+    # saves its text, completes it as the turn's final reply and announces it (message_saved).
+    open_reply: Callable[[], int]
+    close_reply: Callable[[int, str], None]
 
 
 @dataclass(frozen=True)

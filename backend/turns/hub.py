@@ -36,23 +36,41 @@ RESEARCH_FIELDS = frozenset(ResearchState.__annotations__)
 DOCUMENT_EVENTS = frozenset({"doc_open", "doc_delta", "doc_update", "tool_end"})
 
 
+class ReplyView:
+    """One reply's message as it streams: its text, reasoning and tool calls so far."""
+
+    __slots__ = ("message_id", "content", "reasoning", "changes", "tool_calls")
+
+    def __init__(self, message_id: int | None = None):
+        self.message_id = message_id
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.changes = 0  # text deltas applied to this message so far
+        self.tool_calls: list[dict] = []
+
+    def text(self) -> tuple[str, str]:
+        """The message's content and reasoning so far (joined once: later calls add only what is new)."""
+        content, reasoning = "".join(self.content), "".join(self.reasoning)
+        self.content, self.reasoning = [content] if content else [], [reasoning] if reasoning else []
+        return content, reasoning
+
+
 class TurnView:
-    """The in-progress state of a turn's current assistant message (what a snapshot shows).
+    """The in-progress state of a turn's current assistant message (what a snapshot shows); a
+    compare's turn (CONTRACT §10) keeps one per model, keyed by the `model_id` its events carry.
 
     The server's one copy of a streaming reply's text: the turn saves its row from here
     (runner.Partial), so what is saved and what a snapshot shows come from the same deltas.
     """
 
-    __slots__ = ("turn_id", "first_event_id", "message_id", "content", "reasoning", "changes",
-                 "tool_calls", "status", "ended_at", "sources", "research", "documents")
+    __slots__ = ("turn_id", "first_event_id", "replies", "compare", "status", "ended_at", "sources",
+                 "research", "documents")
 
-    def __init__(self, turn_id: str | None, first_event_id: int):
+    def __init__(self, turn_id: str | None, first_event_id: int, compare: list[dict] | None = None):
         self.turn_id, self.first_event_id = turn_id, first_event_id
-        self.message_id: int | None = None
-        self.content: list[str] = []
-        self.reasoning: list[str] = []
-        self.changes = 0  # text deltas applied to this message so far
-        self.tool_calls: list[dict] = []
+        self.compare = compare  # a compare's [{"model_id", "message_id"}], in its columns' order
+        self.replies: dict[str | None, ReplyView] = (
+            {c["model_id"]: ReplyView(c["message_id"]) for c in compare} if compare else {None: ReplyView()})
         # A MessageStatus; after its turn_end, that event's outcome as a message status (LIMIT stays as is).
         self.status: str = STREAMING
         self.ended_at: float | None = None
@@ -63,22 +81,29 @@ class TurnView:
         # opened by doc_open, grown by doc_delta, done at the call's doc_update or tool_end.
         self.documents: dict[str, dict] = {}
 
+    @property
+    def reply(self) -> ReplyView:
+        """The reply a single-model turn streams (a compare's first column)."""
+        return next(iter(self.replies.values()))
+
     def apply(self, event: dict) -> None:
         kind = event["type"]
         if kind in ("content", "reasoning", "tool_preparing", "tool_start"):
-            if event.get("message_id") != self.message_id:
-                self.message_id = event.get("message_id")
-                self.content, self.reasoning, self.tool_calls = [], [], []
-                self.changes = 0
+            key = event.get("model_id") if self.compare else None
+            reply = self.replies.get(key)
+            if reply is None:
+                return  # not one of the compare's models (never published so)
+            if event.get("message_id") != reply.message_id:
+                reply = self.replies[key] = ReplyView(event.get("message_id"))
             if kind == "content":
-                self.content.append(event["delta"])
-                self.changes += 1
+                reply.content.append(event["delta"])
+                reply.changes += 1
             elif kind == "reasoning":
-                self.reasoning.append(event["delta"])
-                self.changes += 1
+                reply.reasoning.append(event["delta"])
+                reply.changes += 1
             elif kind == "tool_start":
-                self.tool_calls.append({"id": event["call_id"], "name": event["name"],
-                                        "arguments": event["arguments"]})
+                reply.tool_calls.append({"id": event["call_id"], "name": event["name"],
+                                         "arguments": event["arguments"]})
         elif kind == "sources":
             self.sources.extend({**item, "kind": event["kind"]} for item in event["items"])
         elif kind == "research_progress":
@@ -90,6 +115,9 @@ class TurnView:
             self.status = {COMPLETED: COMPLETE, FAILED: ERROR}.get(event["status"], event["status"])
             self.ended_at = time.monotonic()
             self.documents.clear()
+
+    def find(self, message_id: int) -> ReplyView | None:
+        return next((r for r in self.replies.values() if r.message_id == message_id), None)
 
     def _document(self, kind: str, event: dict) -> None:
         call_id = event.get("call_id")
@@ -111,13 +139,6 @@ class TurnView:
             doc["content"] = ["".join(doc["content"])]
             out.append({**doc, "content": doc["content"][0]})
         return out
-
-
-    def text(self) -> tuple[str, str]:
-        """The message's content and reasoning so far (joined once: later calls add only what is new)."""
-        content, reasoning = "".join(self.content), "".join(self.reasoning)
-        self.content, self.reasoning = [content] if content else [], [reasoning] if reasoning else []
-        return content, reasoning
 
 
 def _log_capacity() -> int:
@@ -186,7 +207,7 @@ class ChatHub:
             self._last_id += 1
             event = {"type": type_, "event_id": self._last_id, "turn_id": turn_id, "epoch": self.epoch, **fields}
             if type_ == "turn_start":
-                self.turn = TurnView(turn_id, self._last_id)
+                self.turn = TurnView(turn_id, self._last_id, fields.get("compare"))
             if self.turn is not None and turn_id == self.turn.turn_id:
                 self.turn.apply(event)
             self._log.append(event)
@@ -205,10 +226,10 @@ class ChatHub:
         """The streaming message's content, reasoning and count of deltas so far; None when the
         running turn streams no such message, or when its count is still `seen`."""
         with self._lock:
-            turn = self.turn
-            if turn is None or turn.message_id != message_id or turn.changes == seen:
+            reply = self.turn.find(message_id) if self.turn is not None else None
+            if reply is None or reply.changes == seen:
                 return None
-            return (*turn.text(), turn.changes)
+            return (*reply.text(), reply.changes)
 
     def next_direct_id(self) -> int:
         """An id for an event meant for one socket only (a bad_request answer)."""
@@ -272,7 +293,7 @@ class ChatHub:
                 # Fell behind the ring: one snapshot stands in for every missed event.
                 sub.cursor = self._last_id
                 sub.resend = True
-                return [self._snapshot(self.turn)] if self.turn is not None else []
+                return self._snapshots(self.turn) if self.turn is not None else []
             events = []
             for event in reversed(self._log):  # a pull is usually a few events: walk from the end
                 if event["event_id"] <= sub.cursor:
@@ -282,11 +303,17 @@ class ChatHub:
             sub.cursor = self._last_id
             return events
 
-    def _snapshot(self, turn: TurnView) -> dict:
+    def _snapshots(self, turn: TurnView) -> list[dict]:
+        """The turn's state as snapshots: one, or a compare's one per reply (each with its model_id)."""
         extra: dict[str, Any] = {"sources": list(turn.sources)} if turn.sources else {}
         if turn.research is not None:
             extra["research"] = dict(turn.research)
         if turn.documents:
             extra["documents"] = turn.open_documents()
-        return snapshot.build(self, turn.turn_id, turn.message_id, *turn.text(),
-                              list(turn.tool_calls), turn.status, **extra)
+        out = []
+        for key, reply in turn.replies.items():
+            content, reasoning = reply.text()
+            model = {"model_id": key} if key is not None else {}
+            out.append(snapshot.build(self, turn.turn_id, reply.message_id, content, reasoning,
+                                      list(reply.tool_calls), turn.status, **extra, **model))
+        return out

@@ -22,6 +22,7 @@ from backend.store.compactions import Checkpoint
 from backend.store.db import db
 from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
 from backend.turns import features, next_request, vision_check
+from backend.turns.compare import CompareTurn
 from backend.turns.hub import ChatHub
 from backend.turns.queue_rules import ChatQueue, Queue, Refuse, Start
 from backend.turns.runner import Turn
@@ -57,7 +58,7 @@ class _Summary:
 class _ChatState:
     def __init__(self, hub: ChatHub):
         self.hub = hub
-        self.turn: Turn | None = None
+        self.turn: Turn | CompareTurn | None = None
         self.thread: threading.Thread | None = None
         self.rules = ChatQueue()  # running or not, and the queue: changed under the registry's lock
         self.summary: _Summary | None = None  # the running "Summarize now", while one runs
@@ -119,7 +120,7 @@ class TurnRegistry:
         with db.connection_context():
             while not self._stopped.wait(FLUSH_INTERVAL):
                 with self._lock:
-                    partials = [s.turn.partial for s in self._chats.values() if s.turn and s.turn.partial]
+                    partials = [p for s in self._chats.values() if s.turn for p in s.turn.partials]
                     idle_hubs = [s.hub for s in self._chats.values() if s.turn is None]
                 for partial in partials:
                     try:
@@ -191,7 +192,10 @@ class TurnRegistry:
     # --- commands ---------------------------------------------------------------------
 
     def send(self, chat_id: str, request_id: str, content: str, attachments: list[str],
-             steer: bool = False, research: bool = False) -> dict:
+             steer: bool = False, research: bool = False, compare: list[str] | None = None,
+             image: bool = False) -> dict:
+        """A user message (CONTRACT §4 `send`); `compare`: the models that each answer it (§10);
+        `image`: its words are drawn (§13). The frame's checks (protocol.py) come first."""
         state = self._state(chat_id)
         with self._lock:
             existing = history.by_request(chat_id, request_id)
@@ -201,6 +205,10 @@ class TurnRegistry:
                         "duplicate": True}
             decision = state.rules.send(self._closing, steer)
             _refuse(decision)
+            unknown = [m for m in compare or () if chats.model(m) is None]
+            if unknown:
+                raise CommandError("bad_request", f"There is no model {unknown[0]!r} to compare; pick the "
+                                                  f"compare's models from the model picker.")
             rows = files_by_id(attachments)
             missing = [f for f in attachments if f not in rows]
             if missing:
@@ -213,7 +221,9 @@ class TurnRegistry:
             files = [file_to_dict(rows[f]) for f in attachments]
             queued = not isinstance(decision, Start)
             # A research request says so on its message: its turn starts when the queue reaches it.
-            parts = {**({"attachments": attachments} if attachments else {}), **({"research": True} if research else {})}
+            # So does a compare (its models) and an image request.
+            parts = {**({"attachments": attachments} if attachments else {}), **({"research": True} if research else {}),
+                     **({"compare": list(compare)} if compare else {}), **({"image": True} if image else {})}
             fields = dict(role="user", content=content, request_id=request_id, content_parts=parts or None)
             with db.atomic():
                 row = history.enqueue(chat_id, **fields) if queued else history.append_to_branch(chat_id, **fields)
@@ -401,13 +411,18 @@ class TurnRegistry:
         """A command for the running turn that a feature's share of it carries out (a question's
         answer); `gone` when no running turn takes it."""
         turn = self._state(chat_id).turn
-        part = next((p for p in turn.parts.values() if name in p.commands), None) if turn is not None else None
-        if part is None:
+        parts = [p for p in turn.parts.values() if name in p.commands] if turn is not None else []
+        if not parts:
             raise gone
-        try:
-            part.command(name, **args)
-        except features.Refused as exc:
-            raise CommandError(exc.code, exc.message) from None
+        refused = None
+        for part in parts:  # a compare's columns each have one: the one it is for takes it
+            try:
+                part.command(name, **args)
+                return
+            except features.Refused as exc:
+                refused = exc
+        assert refused is not None
+        raise CommandError(refused.code, refused.message) from None
 
     def feature_turn(self, chat_id: str, name: str, request_id: str | None = None, **args) -> None:
         """A feature's command that adds a user message and starts its turn (a plan's execution).
@@ -477,12 +492,22 @@ class TurnRegistry:
                continue_message_id: int | None = None, model_id: str | None = None,
                reply_id: int | None = None) -> None:
         state.rules.start()
-        state.turn = Turn(self.services, state.hub, chat_id, user_message_id, self._steering_of(chat_id),
-                          continue_message_id, model_id=model_id, reply_id=reply_id)
+        state.turn = self._new_turn(state, chat_id, user_message_id, continue_message_id, model_id, reply_id)
         state.thread = threading.Thread(target=self._work, args=(state, chat_id), name=f"turn-{chat_id}",
                                         daemon=True)
         state.thread.start()
         self._chat_changed(chat_id)  # running
+
+    def _new_turn(self, state: _ChatState, chat_id: str, user_message_id: int | None,
+                  continue_message_id: int | None = None, model_id: str | None = None,
+                  reply_id: int | None = None) -> Turn | CompareTurn:
+        """The turn answering the message: a compare's when it was sent with one (CONTRACT §10)."""
+        models = compared_models(user_message_id)
+        if models:
+            assert user_message_id is not None
+            return CompareTurn(self.services, state.hub, chat_id, user_message_id, models)
+        return Turn(self.services, state.hub, chat_id, user_message_id, self._steering_of(chat_id),
+                    continue_message_id, model_id=model_id, reply_id=reply_id)
 
     def _work(self, state: _ChatState, chat_id: str) -> None:
         with db.connection_context():
@@ -502,15 +527,24 @@ class TurnRegistry:
                     # user_message_id is that id) and joins the branch as its turn starts.
                     assert following.message_id is not None  # the queue's oldest message
                     attached = history.attach(chat_id, following.message_id)
-                    state.turn = Turn(self.services, state.hub, chat_id, attached.id if attached else None,
-                                      self._steering_of(chat_id))
+                    state.turn = self._new_turn(state, chat_id, attached.id if attached else None)
                     turn.publish("turn_end", status=status)
                     self._publish_queue(chat_id)
                     self._chat_changed(chat_id)  # still running, newer activity
 
-    def _after_turn(self, chat_id: str, turn: Turn, status: TurnOutcome) -> None:
+    def _after_turn(self, chat_id: str, turn: Turn | CompareTurn, status: TurnOutcome) -> None:
         if turn.hub.subscriber_count == 0:
             chats.mark_unread(chat_id)
         if status == COMPLETED and turn.final_message_id is not None and not self._closing:
             threading.Thread(target=maybe_title, args=(self.services, turn.hub, chat_id, turn.model_id),
                              name="title", daemon=True).start()
+
+
+def compared_models(user_message_id: int | None) -> list[str]:
+    """The models a user message was sent to compare (its `compare`), or none."""
+    if user_message_id is None:
+        return []
+    row = history.by_ids([user_message_id]).get(user_message_id)
+    parts = row.content_parts if row is not None and isinstance(row.content_parts, dict) else {}
+    models = parts.get("compare")
+    return [m for m in models if isinstance(m, str)] if isinstance(models, list) else []

@@ -40,6 +40,7 @@ from backend.turns import (
     next_request,
 )
 from backend.turns.approval_waits import Approvals
+from backend.turns.columns import SOLO, Column
 from backend.turns.context import TurnSetupError, fallback_routes, history_rows, with_attachments
 from backend.turns.hub import ChatHub
 from backend.turns.outbound import TurnReads, branch_reads
@@ -75,20 +76,25 @@ class Partial:
 
 
 class Turn:
-    """`take_steering()`: the chat's steering messages, taken off its queue (the registry's)."""
+    """One reply's turn (or a compare's column of one: compare.py). `partials` is what the
+    registry's flusher saves; `take_steering()`: the chat's steering messages, taken off its queue (the registry's)."""
 
     def __init__(self, services: TurnServices, hub: ChatHub, chat_id: str, user_message_id: int | None,
                  take_steering: Callable[[], list[int]], continue_message_id: int | None = None,
-                 model_id: str | None = None, reply_id: int | None = None):
+                 model_id: str | None = None, reply_id: int | None = None, column: Column | None = None):
         self.services = services
+        # A compare's reply (backend/turns/compare.py): the compare's turn id and Stop, its own model.
+        self.column = column
+        self._leaf = column.message_id if column is not None else None  # a column's newest row
+        self.gate = column.gate if column is not None else SOLO
         self.take_steering = take_steering
         self.reply_id = reply_id  # regenerate: the new version's row, written by this turn's first step
         self.chat_id = chat_id
         self.hub = hub
-        self.id = "t_" + secrets.token_hex(6)
+        self.id = column.turn_id if column is not None else "t_" + secrets.token_hex(6)
         self.user_message_id = user_message_id
         self.continue_message_id = continue_message_id
-        self.cancel = CancelToken()
+        self.cancel = column.cancel if column is not None else CancelToken()
         self.tools = services.tools  # until the turn knows its chat's model and workspace
         self._awaiting_results: tuple[int, set[str]] | None = None  # assistant row, its calls without results
         self.partial: Partial | None = None
@@ -111,14 +117,21 @@ class Turn:
             chat_id, self.id, self.publish, self.cancel, lambda: services.chat_changed(chat_id),
             lambda: self.last_message_id, lambda: self.sources, services.feature_services.get, self.reads.note))
 
+    @property
+    def partials(self) -> list[Partial]:
+        return [self.partial] if self.partial is not None else []
+
     def publish(self, type_: str, **fields) -> dict:
+        if self.column is not None:
+            fields = self.column.stamp(type_, fields, self.last_message_id)
         return self.hub.publish(type_, self.id, **fields)
 
     # --- the turn ---------------------------------------------------------------------
 
     def run(self) -> TurnOutcome:
-        self.publish("turn_start", user_message_id=self.user_message_id,
-                     continue_message_id=self.continue_message_id)
+        if self.column is None:  # a compare announces its columns' turn once (compare.py)
+            self.publish("turn_start", user_message_id=self.user_message_id,
+                         continue_message_id=self.continue_message_id)
         try:
             outcome = self._run_loop()
         except TurnSetupError as exc:
@@ -138,6 +151,36 @@ class Turn:
         return outcome.status
 
     def _run_loop(self) -> agent.Outcome:
+        with self.gate.preparing():
+            prepared = self._prepare()
+        if isinstance(prepared, agent.Outcome):
+            return prepared
+        model, request = prepared
+        self.gate.wait(self.cancel)  # a compare's columns start streaming together
+        if self.cancel.is_set():
+            return agent.Outcome(CANCELLED, "cancelled", "Stopped before the model was asked.")
+        if self.continue_message_id is not None:
+            row = history.by_ids([self.continue_message_id])[self.continue_message_id]
+            history.save(row.id, status=STREAMING, error=None)
+            self._open_partial(row.id)
+            # The saved text opens the turn's stream, so the deltas of this turn
+            # add up to the whole message, as for any other turn (and the hub holds it all).
+            if row.reasoning_content:
+                self.publish("reasoning", delta=row.reasoning_content, message_id=row.id)
+            if row.content:
+                self.publish("content", delta=row.content, message_id=row.id)
+        run = features.TurnRun(self.chat_id, self.user_message_id, self.continue_message_id is not None, request,
+                               self.publish, self.cancel, self.services, self.sources, self._approve,
+                               lambda req, cancel: self._loop(req, model, cancel, ToolRegistry()).run(),
+                               self._open_reply, self._close_reply)
+        for feature in features.registered():  # research runs its turns (backend/features/research/)
+            if feature.runs_turn is not None and (outcome := feature.runs_turn(run)) is not None:
+                return outcome
+        return self._loop(request, model, self.cancel, self.tools).run()
+
+    def _prepare(self):
+        """The turn's model and its request, planned (features may summarize or add to it first);
+        an Outcome instead when Stop came meanwhile."""
         chat = chats.get(self.chat_id)
         assert chat is not None  # a chat is purged only once its turn has stopped (stop_chat)
         continuing = self.continue_message_id is not None
@@ -164,24 +207,8 @@ class Turn:
                          tokens_after=plan.used, **extra)
         if self.cancel.is_set():
             return agent.Outcome(CANCELLED, "cancelled", "Stopped before the model was asked.")
-        request, self.context_key = plan.request, plan.key
-        if self.continue_message_id is not None:
-            row = history.by_ids([self.continue_message_id])[self.continue_message_id]
-            history.save(row.id, status=STREAMING, error=None)
-            self._open_partial(row.id)
-            # The saved text opens the turn's stream, so the deltas of this turn
-            # add up to the whole message, as for any other turn (and the hub holds it all).
-            if row.reasoning_content:
-                self.publish("reasoning", delta=row.reasoning_content, message_id=row.id)
-            if row.content:
-                self.publish("content", delta=row.content, message_id=row.id)
-        run = features.TurnRun(self.chat_id, self.user_message_id, continuing, request, self.publish, self.cancel,
-                               self.services, self.sources, self._approve,
-                               lambda req, cancel: self._loop(req, model, cancel, ToolRegistry()).run())
-        for feature in features.registered():  # research runs its turns (backend/features/research/)
-            if feature.runs_turn is not None and (outcome := feature.runs_turn(run)) is not None:
-                return outcome
-        return self._loop(request, model, self.cancel, self.tools).run()
+        self.context_key = plan.key
+        return model, plan.request
 
     def _loop(self, request, model, cancel, tools) -> agent.AgentLoop:
         return agent.AgentLoop(request, stream_fn=self.services.open_stream, emit=self._on_event,
@@ -229,6 +256,20 @@ class Turn:
             chats.touch(self.chat_id)
         # turn_end is the registry's to publish: only once the chat is free again,
         # so a client that acts on it (edit, regenerate) never hears "busy".
+
+    def _open_reply(self) -> int:
+        """A feature's own reply (TurnRun.open_reply): an empty streaming row, the turn's last message."""
+        with db.atomic():
+            row = self._insert_assistant(status=STREAMING)
+        self.last_message_id = row.id
+        return row.id
+
+    def _close_reply(self, message_id: int, content: str) -> None:
+        """That reply's text, saved complete as the turn's final reply (TurnRun.close_reply)."""
+        self.saved_sources.save(message_id, dict(content=content, status=COMPLETE, model_id=self.model_id),
+                                with_sources=True)
+        self.final_message_id = message_id
+        self.publish("message_saved", message_id=message_id, role="assistant")
 
     def _keep_sources(self) -> None:
         """A turn that ended before a final reply (stopped while a tool ran, a limit) keeps its
@@ -311,7 +352,7 @@ class Turn:
             status = INTERRUPTED if self._cut_short(call_id) else COMPLETE
             diff = self._diffs.pop(call_id, None)
             with db.atomic():
-                row = history.append_to_branch(self.chat_id, role="tool", content=result.content,
+                row = self._append(role="tool", content=result.content,
                                                tool_call_id=result.tool_call_id, tool_error=result.is_error,
                                                status=status, content_parts={"diff": diff} if diff else None)
                 self._result_saved(call_id)
@@ -338,7 +379,17 @@ class Turn:
             row_id, self.reply_id = self.reply_id, None
             history.save(row_id, status=status, model_id=self.model_id)
             return history.by_ids([row_id])[row_id]
-        return history.append_to_branch(self.chat_id, role="assistant", status=status, model_id=self.model_id)
+        return self._append(role="assistant", status=status, model_id=self.model_id)
+
+    def _append(self, **fields) -> history.Row:
+        """A new row of the turn: at the end of the active branch, or a compare's column's next row
+        under its last one (beside the active branch, or extending it for the active column)."""
+        if self.column is None:
+            return history.append_to_branch(self.chat_id, **fields)
+        assert self._leaf is not None  # a column starts at its reply row
+        row = history.append_beside(self.chat_id, self._leaf, **fields)
+        self._leaf = row.id
+        return row
 
     def _ensure_partial(self) -> Partial:
         if self.partial is None:

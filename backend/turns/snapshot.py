@@ -16,12 +16,34 @@ def build(hub, turn_id: str | None, message_id: int | None, content: str, reason
                 last_event_id=last, **extra)
 
 
-def stored(hub, chat_id: str, queue: list[dict]) -> dict:
-    """No turn is retained in memory: the chat's newest reply as saved stands in for its events."""
+def stored(hub, chat_id: str, queue: list[dict]) -> list[dict]:
+    """No turn is retained in memory: the chat's newest reply as saved stands in for its events
+    (a compare's: each column's newest reply, CONTRACT §10)."""
     row = history.latest_reply(chat_id)
     if row is None:
-        return build(hub, None, None, "", "", [], COMPLETE, queue=queue)
+        return [build(hub, None, None, "", "", [], COMPLETE, queue=queue)]
+    return [_saved(hub, reply, queue, model_id) for reply, model_id in _columns(row)]
+
+
+def _columns(row) -> list[tuple]:
+    """The newest reply of each column of the compare `row` answers (with its model), or just `row`."""
+    user = history.turn_user_message(row)
+    parts = user.content_parts if user is not None and isinstance(user.content_parts, dict) else {}
+    if user is None or not isinstance(parts.get("compare"), list):
+        return [(row, None)]
+    firsts = [r for r in history.tree(row.chat_id, after=user.id) if r.parent_id == user.id and r.role == "assistant"]
+    out = []
+    for first in firsts:
+        leaf_id = history.leaf_under(first.id)
+        rows = history.by_ids([leaf_id, first.id])
+        out.append((rows[leaf_id] if rows[leaf_id].role == "assistant" else rows[first.id], first.model_id))
+    return out
+
+
+def _saved(hub, row, queue: list[dict], model_id: str | None) -> dict:
     message = message_to_dict(row)
     extra = {"sources": message["sources"]} if message["sources"] else {}
+    if model_id is not None:
+        extra["model_id"] = model_id
     return build(hub, None, message["id"], message["content"], message["reasoning"], message["tool_calls"],
                  message["status"], queue=queue, **extra)

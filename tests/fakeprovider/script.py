@@ -8,6 +8,8 @@ in-process FakeProvider or POST it to a fake running in another process:
 or just the list of steps (path defaults to /v1/chat/completions). "stream"
 true/false forces an SSE or a single JSON answer whatever the request asked
 (false = a server that ignores stream=True); null follows the request.
+"model" (a text) makes the script answer only a request for that model: requests
+made at the same time for different models (a compare) each get their own.
 "quirks" (an object) is handed to the wire that plays the script: how a
 known server departs from the reference API (see the wire's module). Each
 step is an object with a "type"; see STEP_TYPES and the builders below.
@@ -57,6 +59,8 @@ def normalize(script: Any) -> dict:
         script = {"steps": script}
     if not isinstance(script, dict) or not isinstance(script.get("steps"), list):
         raise ValueError(f"a script is a list of steps or {{'steps': [...]}}, got {script!r}")
+    if script.get("model") is not None and not isinstance(script["model"], str):
+        raise ValueError(f"a script's model is a text, got {script['model']!r}")
     if not isinstance(script.get("quirks", {}), dict):
         raise ValueError(f"a script's quirks are an object, got {script['quirks']!r}")
     for step in script["steps"]:
@@ -68,7 +72,8 @@ def normalize(script: Any) -> dict:
             raise ValueError(f"step {step!r} has unknown fields {sorted(unknown)}")
     # No path: the script answers the next model call, whatever its wire API.
     return {"steps": list(script["steps"]), "path": script.get("path"),
-            "stream": script.get("stream"), "quirks": dict(script.get("quirks") or {})}
+            "stream": script.get("stream"), "quirks": dict(script.get("quirks") or {}),
+            "model": script.get("model")}
 
 
 def with_auto_finish(steps: list[dict]) -> list[dict]:

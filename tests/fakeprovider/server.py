@@ -17,6 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 from . import script as S
 from .player import Player
 
+AWAIT_SCRIPT_S = 10.0  # how long a model call waits for its script when `await_scripts` is on
+
 
 def json_body(handler: BaseHTTPRequestHandler) -> Any:
     """The request's body read whole, as JSON; None when empty or not JSON (the route decides)."""
@@ -57,6 +59,8 @@ class FakeProvider:
         # It answers before the built-in routes, so it can replace the /v1/models list too.
         self.routes: dict[tuple[str, str], Any] = {}
         self.default_script = S.normalize(default_script if default_script is not None else S.reply())
+        # True: a model call with no script queued waits (up to AWAIT_SCRIPT_S) for one to be enqueued.
+        self.await_scripts = False
         self._cond = threading.Condition()
         self._scripts: list[dict] = []
         self._requests: list[RecordedRequest] = []
@@ -81,13 +85,24 @@ class FakeProvider:
         normalized = [S.normalize(s) for s in scripts]
         with self._cond:
             self._scripts.extend(normalized)
+            self._cond.notify_all()
 
-    def _next_script(self, path: str) -> dict | None:
-        with self._cond:
+    def _next_script(self, path: str, model: str | None = None) -> dict | None:
+        def found() -> int | None:
             for i, sc in enumerate(self._scripts):
+                if sc.get("model") is not None and sc["model"] != model:
+                    continue  # another model's answer
                 if sc["path"] == path or (sc["path"] is None and path in S.MODEL_CALL_PATHS):
-                    return self._scripts.pop(i)
-        return None
+                    return i
+            return None
+
+        with self._cond:
+            if self.await_scripts and path in S.MODEL_CALL_PATHS:
+                # A test that writes the next answer from what the turn did so far (an id it made)
+                # enqueues it after the turn started: the request waits for it instead of racing it.
+                self._cond.wait_for(lambda: found() is not None or self._stopped, AWAIT_SCRIPT_S)
+            i = found()
+            return self._scripts.pop(i) if i is not None else None
 
     @property
     def queued(self) -> int:
@@ -230,7 +245,8 @@ class _Handler(BaseHTTPRequestHandler):
                 status, answer = route(body) if callable(route) else (200, route)
                 self.send_json(status, answer)
             elif path in S.MODEL_CALL_PATHS and self.command == "POST":
-                sc = self.fake._next_script(path) or self.fake.default_script
+                model = body.get("model") if isinstance(body, dict) else None
+                sc = self.fake._next_script(path, model) or self.fake.default_script
                 if S.obeys(sc):
                     from .obey import answer
                     sc = answer(path, body if isinstance(body, dict) else {})
