@@ -8,11 +8,12 @@ that gets no image Numi keeps is an error result with a sentence. A drawn image 
 its thumbnail another), added to the assistant message whose step drew it (saving.py; the
 message's `images`, carried by export and import as its files are: backend/store/
 message_images.py), and announced as the `image` event (turn.py). Partial images are held in
-memory a while and served by routes.py, which also lists a provider's image models.
+memory a while and served by routes.py, which also lists a provider's image models. A message
+sent with `image: true` is drawn from its own words, without the chat model (send_turn.py).
 """
 from __future__ import annotations
 
-from backend.features.images import routes, section, tool, turn
+from backend.features.images import routes, section, send_turn, tool, turn
 from backend.features.images.service import ImagesService
 from backend.turns.events import Event
 from backend.turns.features import Feature
@@ -25,6 +26,7 @@ FEATURE = Feature(
     tools=turn.offered,
     catalog=lambda: [tool.image_tool()],
     bind=turn.TurnImages,
+    runs_turn=send_turn.run,  # a message sent with `image: true` is drawn (CONTRACT §13)
     events=(
         # CONTRACT §13: an image the turn drew, on the message that carries it (docs/PROTOCOL.md "Images":
         # which call, model and backend drew it, and its thumbnail's file, are Numi's additions).

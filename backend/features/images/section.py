@@ -66,19 +66,23 @@ def provider(provider_id: str | None):
 def problem(keys=None) -> str | None:
     """Why the chosen backend cannot draw now (a sentence), or None. `keys`: the key store, when
     known (an `openai` provider without its key cannot draw)."""
+    reason = cannot_draw(keys)
+    return reason[:-1] + "; until then the model is offered no image_generate." if reason else None
+
+
+def cannot_draw(keys=None) -> str | None:
+    """problem()'s sentence without what it means for the model (an image send says it as it is)."""
     config = stored()
     if config["backend"] != "openai":
         return None
     found = provider(config["provider_id"])
     if found is None:
-        return ("The provider chosen for images is no longer in the catalog. Pick another in Settings → Images; "
-                "until then the model is offered no image_generate.")
+        return "The provider chosen for images is no longer in the catalog. Pick another in Settings → Images."
     if not found.enabled:
         return (f"{found.name} is turned off. Turn it on in Settings → Providers, or pick another provider in "
-                f"Settings → Images; until then the model is offered no image_generate.")
+                f"Settings → Images.")
     if found.kind == "openai" and keys is not None and not keys.has(found.id):
-        return (f"{found.name} has no API key. Add it in Settings → Providers; until then the model is offered "
-                f"no image_generate.")
+        return f"{found.name} has no API key. Add it in Settings → Providers."
     return None
 
 

@@ -1,8 +1,8 @@
 """The images feature's share of a chat's tools and turns: `image_generate`, offered and run.
 
-A call draws (draw.py), keeps the image (saving.py) on the assistant message whose step called it,
-and publishes `image` {message_id, file_id, prompt, width, height, call_id, model, backend,
-thumbnail_file_id?}; a streaming model's partial images go out first as `image_partial`. A call
+A call draws, keeps the image on the assistant message whose step called it, and publishes `image`
+{message_id, file_id, prompt, width, height, call_id, model, backend, thumbnail_file_id?}; a streaming
+model's partial images go out first as `image_partial` (making.py, shared with an image send). A call
 that gets no image (the backend failed, or what came back is no image Numi keeps) is an error
 result with the sentence saying why, and nothing is kept or published.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from backend.core.tools import ToolRegistry
 from backend.core.types import ToolCall
-from backend.features.images import draw, picture, saving, section, tool
+from backend.features.images import draw, making, section, tool
 from backend.features.images.wire import DrawFailed
 from backend.store.db import short_connection
 from backend.turns.features import Offer, TurnHandle, TurnPart
@@ -24,10 +24,6 @@ def offered(offer: Offer) -> list:
         config = section.stored()
         usable = config["backend"] is not None and section.problem(offer.keys) is None
     return [tool.image_tool()] if usable else []
-
-
-def partial_url(partial_id: str) -> str:
-    return f"/api/images/partials/{partial_id}"
 
 
 class TurnImages(TurnPart):
@@ -52,24 +48,8 @@ class TurnImages(TurnPart):
         if service is None:
             raise DrawFailed("Images cannot be drawn right now (the images feature did not start; Numi's log says "
                              "why). Answer without one and say so.")
-        call_id, message_id = self._call_id, self.turn.message_id()
-
-        def partial(index: int, shown: picture.Picture) -> None:
-            if message_id is None or call_id is None:
-                return
-            held = service.hold_partial(shown.data, shown.mime)
-            self.turn.publish("image_partial", message_id=message_id, call_id=call_id, index=index,
-                              url=partial_url(held), width=shown.width, height=shown.height)
-
-        drawn = draw.draw(service.keys, prompt, size, cancel, partial)
-        if cancel.is_set():
-            raise DrawFailed("Stopped before the image was kept; nothing was kept.")
-        item = saving.keep(service.files, drawn.picture, prompt, drawn.model, drawn.backend, message_id)
-        if message_id is not None:
-            extra = {"thumbnail_file_id": item["thumbnail_file_id"]} if "thumbnail_file_id" in item else {}
-            self.turn.publish("image", message_id=message_id, file_id=item["file_id"], prompt=prompt,
-                              width=item["width"], height=item["height"], model=drawn.model, backend=drawn.backend,
-                              **({"call_id": call_id} if call_id else {}), **extra)
-        return (f"Drew the image ({item['width']} x {item['height']} px, by {drawn.model}): file {item['file_id']}. "
-                f"The person sees it in the chat with your prompt. Do not write it as a link or as Markdown; say "
-                f"in words what you drew if that helps.")
+        made = making.make(service, self.turn.publish, prompt, size, cancel, self.turn.message_id(), self._call_id)
+        item = made.item
+        return (f"Drew the image ({item['width']} x {item['height']} px, by {made.drawn.model}): file "
+                f"{item['file_id']}. The person sees it in the chat with your prompt. Do not write it as a link or "
+                f"as Markdown; say in words what you drew if that helps.")
