@@ -23,8 +23,6 @@ const fixtures = readdirSync(EVENTS).filter((f) => f.endsWith(".json")).sort()
 // Chat socket types applyEvent leaves alone on purpose, and why.
 const NOT_IN_REDUCER = {
   pong: "a keep-alive answer: the socket drops it (web/app/socket.js)",
-  image: "images (issue 38): the reply shows its images from GET …/messages until the reducer takes them",
-  image_partial: "images (issue 38): a drawing's previews, until the reducer takes them",
 };
 // App socket frames the chat list's pure rules do not take, and where they are handled.
 const NOT_IN_CHAT_LIST = {

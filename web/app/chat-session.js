@@ -11,6 +11,7 @@ import { ChatSocket } from "./socket.js";
 import { schedule, afterPaint } from "./store.js";
 import { randomId } from "./dom.js";
 import { takeStagedAttachments } from "./attachments.js";
+import { takeStagedImage } from "./image-send.js";
 import { ContextReader } from "./context-reader.js";
 
 // Set by early.js, the classic script the page runs first.
@@ -184,15 +185,18 @@ export class ChatSession {
    * @param opts.steer while a reply runs: join it at its next model step (`mode: "steer"`)
    *   instead of waiting for it to end
    * @param opts.research the text is a question for a research turn
+   * @param opts.image draw an image from the text (the composer's Image action); by default
+   *   whether the composer staged this text for that (image-send.js)
    * @param opts.requestId, opts.attachments stored files ({id, name, mime, size, …}); by
    *   default those the composer staged with this text
    */
-  send(content, { steer = false, research = false, requestId = randomId("req"),
+  send(content, { steer = false, research = false, image = takeStagedImage(content), requestId = randomId("req"),
                   attachments = takeStagedAttachments(content) } = {}) {
     this.state = localSend(this.state, requestId, content, attachments, { research });
     const frame = { type: "send", request_id: requestId, content };
     if (steer) frame.mode = "steer";
     if (research) frame.research = true; // a research turn (docs/PROTOCOL.md "Research")
+    if (image) frame.image = true; // an image drawn from the text (docs/PROTOCOL.md "Images")
     if (attachments.length) frame.attachments = attachments.map((f) => f.id);
     this._send(frame);
     schedule();

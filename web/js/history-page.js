@@ -13,6 +13,7 @@
 
 import { STREAMING, isQueued, lastOnBranch, turnRunning, findMessage, updateMessage, newMessage, toolCall }
   from "./chat-state.js";
+import { rowImages } from "./images.js";
 
 /**
  * Merge a page of GET /api/chats/{id}/messages (the branch root → leaf, then the
@@ -133,6 +134,7 @@ function fromRow(item, old) {
     return known ? { ...known, name: c.name, arguments: known.edited ? known.arguments : c.arguments }
       : toolCall(c.id, c.name, c.arguments ?? "", item.status === STREAMING ? "running" : "done");
   });
+  const images = rowImages(item);
   const row = {
     ...(old || {}),
     id: item.id, role: item.role, content: item.content ?? "", reasoning: item.reasoning ?? "",
@@ -146,6 +148,9 @@ function fromRow(item, old) {
     // The sources its text cites as [n] (CONTRACT §8).
     // A reply still being written has none saved yet: the ones its turn announced stay.
     sources: Array.isArray(item.sources) && item.sources.length ? item.sources : old?.sources ?? [],
+    // The images its step drew (CONTRACT §13). A page read before one was kept lists none: the
+    // ones its `image` events brought stay, as does a preview still drawing (web/js/images.js).
+    ...(images.length ? { images } : {}),
     // A tool result that was an error (when the API says so: `tool_error`).
     ...(item.tool_error ? { toolError: true } : {}),
     // A file write's result: the change it made.

@@ -32,6 +32,7 @@ import { contextEvents, contextSlices } from "./context-marks.js";
 import { researchEvents, researchSlices } from "./research.js";
 import { memoryEvents, memorySlices } from "./memory.js";
 import { documentEvents, documentSlices } from "./documents.js";
+import { imageEvents } from "./images.js";
 
 // Event type (or NEW_EPOCH) → its handlers, in registration order.
 const HANDLERS = new Map();
@@ -66,6 +67,7 @@ registerHandlers(contextEvents, contextSlices);
 registerHandlers(researchEvents, researchSlices);
 registerHandlers(memoryEvents, memorySlices);
 registerHandlers(documentEvents, documentSlices);
+registerHandlers(imageEvents);
 
 export function initialState(chatId) {
   // A copy for each chat: no two chats' states share a starting list.

@@ -12,6 +12,7 @@
 // the tools button (a saved chat's) opens the switches of the tools it offers (tools-popover.js),
 // the Knowledge button the knowledge bases it searches (knowledge-picker.js);
 // `/` at the start of the box lists the person's prompts and fills one in (prompts-menu.js);
+// Image sends the text to be drawn (CONTRACT §13), held back until Settings → Images has a backend;
 // ↑ in the empty box edits
 // the last message sent. A document's selection or a preview's error (the documents panel,
 // attachQuote) shows as a chip too and goes at the head of the next message, quoted
@@ -29,6 +30,12 @@ import { MODES, modeInfo } from "../../js/plans.js";
 import { anyModelSees, noModelSeesSentence } from "../../js/vision.js";
 import { app } from "../store.js";
 import { composeMessage } from "../../js/doc-quotes.js";
+import { imageAction } from "../../js/images.js";
+import { stageImage } from "../image-send.js";
+
+// A picture (Feather's "image", MIT), as the paperclip beside it is drawn.
+const IMAGE_ICON = ["M5 3h14a2 2 0 0 1 2 2v14a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2z",
+  "M8.5 7a1.5 1.5 0 1 0 0 3a1.5 1.5 0 1 0 0-3z", "M21 15l-5-5L5 21"];
 
 // Under the box while a reply runs.
 const MOD = /Mac|iPhone|iPad/.test(globalThis.navigator?.platform || "") ? "⌘" : "Ctrl";
@@ -57,6 +64,11 @@ export class Composer {
     // Research: the text is a question for a research turn (plan, search, read, cited report).
     this.researchBtn = h("button", { type: "button", class: "ghost research-btn", "aria-label": "Research: search the web and write a cited report",
       title: "Research: plan searches, read the best pages, write a report with citations", onclick: () => this._send({ research: true }) }, "Research");
+    // Image: the text describes a picture to draw (an icon: the box keeps room for its one-line hint).
+    // aria-disabled (not disabled) without a backend, so it stays in the Tab order and its tooltip,
+    // said as its description, tells why.
+    this.imageBtn = h("button", { type: "button", class: "ghost icon-btn image-btn", "aria-label": "Image: draw what the message describes",
+      onclick: () => this._image() }, icon("image", IMAGE_ICON));
     this.stopBtn = h("button", { type: "button", class: "danger stop-btn", "aria-label": "Stop the reply (Esc)", hidden: true, onclick: () => this.hooks.stop() }, "Stop");
     // A list, so the label is read (a name on a plain div is ignored) with the count.
     this.queue = h("div", { class: "queue", role: "list", hidden: true, "aria-label": "Queued messages" });
@@ -72,7 +84,7 @@ export class Composer {
     this.capsWarning = h("div", { class: "caps-warning", role: "alert", hidden: true });
     this.prompts = new PromptMenu({ input: this.input, changed: () => { this._fit(); this.hooks.draftChanged?.(true); } });
     this.box = h("div", { class: "composer-box" }, this.attachBtn, this.input,
-      h("div", { class: "composer-buttons" }, this.stopBtn, this.researchBtn, this.sendBtn));
+      h("div", { class: "composer-buttons" }, this.stopBtn, this.researchBtn, this.imageBtn, this.sendBtn));
     this.picker = new ModelPicker({ label: "Model for this chat", up: true, current: () => hooks.model(),
       onPick: (id) => { hooks.setModel(id); this.focus(); } });
     this.modeSelect = h("select", { class: "mode-select", "aria-label": "Mode", dataset: { mode: "ask" },
@@ -147,6 +159,7 @@ export class Composer {
       return;
     }
     stageAttachments(text, ready.map((a) => a.stored));
+    stageImage(text, !!opts.image);
     if (this.hooks.send(text, opts) !== false) {
       rememberModel(this.hooks.model());
       this.input.value = "";
@@ -157,7 +170,22 @@ export class Composer {
       this.hooks.draftChanged?.(false);
     } else {
       stageAttachments(text, []);
+      stageImage(text, false);
     }
+  }
+
+  /** The Image action: the text is drawn; without a backend, or words to draw, it says so instead. */
+  _image() {
+    if (this.disabled) return;
+    const action = imageAction(app.settings);
+    if (!action.enabled) { this._say(`${action.why}.`); return; }
+    if (!composeMessage(this.quotes, this.input.value).trim()) {
+      this._say("Describe the picture you want in the message box, then press Image.");
+      this.focus();
+      return;
+    }
+    this._say("");
+    this._send({ image: true });
   }
 
   // --- attachments -------------------------------------------------------------------
@@ -394,6 +422,10 @@ export class Composer {
     this.sendBtn.setAttribute("aria-label", running ? "Queue message (it is sent after the running reply)" : "Send message");
     this.sendBtn.disabled = this.disabled;
     this.researchBtn.disabled = this.disabled;
+    const image = imageAction(app.settings);
+    this.imageBtn.disabled = this.disabled;
+    this.imageBtn.setAttribute("aria-disabled", String(!image.enabled));
+    if (this.imageBtn.title !== image.why) this.imageBtn.title = image.why;
     this.input.disabled = this.disabled;
     this.attachBtn.disabled = this.disabled;
     this.modeSelect.disabled = this.disabled;

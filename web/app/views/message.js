@@ -11,6 +11,7 @@ import { PlanCard } from "./plan-card.js";
 import { planState } from "../../js/plans.js";
 import { shownSources, withCitedSources } from "../../js/citations.js";
 import { SourceList, linkCitations } from "./sources.js";
+import { MessageImages } from "./message-images.js";
 
 const CUT_OFF = new Set(["interrupted", "cancelled", "error"]);
 // A reply a limit ended (its steps, tool calls or time; the loop guard) goes on with Continue.
@@ -142,12 +143,14 @@ export class MessageView {
     this.renderer = new StreamRenderer(this.body, () => this._settled(),
       (nodes, raw) => linkCitations(nodes, this.sourcesByN, raw));
     this.tools = h("div", { class: "tool-calls" });
+    this.images = new MessageImages(); // the images its step drew (CONTRACT §13)
     this.sourceList = new SourceList();
     this.error = h("div", { class: "msg-error", role: "note", hidden: true });
     this.usage = h("div", { class: "msg-usage" });
     this.bar = h("div", { class: "msg-actions" });
     this.foot = h("div", { class: "msg-foot" }, this.bar);
-    this.el.append(this.meta, this.reasoning, this.body, this.tools, this.sourceList.el, this.error, this.usage, this.foot);
+    this.el.append(this.meta, this.reasoning, this.body, this.tools, this.images.el, this.sourceList.el, this.error, this.usage,
+      this.foot);
   }
 
   _buildPlain() {
@@ -242,6 +245,7 @@ export class MessageView {
     setIf(this.body, "hidden", !msg.content && !streaming);
     this._updateTools(msg.toolCalls || [], ctx.toolResults, ctx.waiting, ctx.turnOver);
     this._updatePlan(msg, ctx);
+    this.images.update(msg);
     this._updateVersions(msg);
     const err = errorText(msg.error);
     setIf(this.error, "hidden", !err);

@@ -3,7 +3,8 @@
 // conversations (views/compaction-settings.js), tools and approvals (views/approvals.js,
 // the shell's network and sandbox), MCP servers (views/mcp.js), web search
 // (views/web-search-settings.js), the local sites web fetch may read (views/web-fetch-settings.js),
-// research limits (views/research-settings.js), knowledge bases (views/knowledge-settings.js),
+// research limits (views/research-settings.js), the image backend (views/images-settings.js),
+// knowledge bases (views/knowledge-settings.js),
 // personal context (views/personal-settings.js), memory (views/memory-settings.js),
 // the prompt library (views/prompts-settings.js),
 // appearance, your data, and advanced (keyring, catalog.toml).
@@ -25,6 +26,7 @@ import { CompactionSection } from "./compaction-settings.js";
 import { windowField } from "./model-window.js";
 import { WebSearchSection } from "./web-search-settings.js";
 import { ResearchSection } from "./research-settings.js";
+import { ImagesSection } from "./images-settings.js";
 import { WebFetchSection } from "./web-fetch-settings.js";
 import { KnowledgeSection } from "./knowledge-settings.js";
 import { PersonalSection } from "./personal-settings.js";
@@ -48,6 +50,7 @@ export class SettingsView {
     this.compaction = new CompactionSection();
     this.webSearch = new WebSearchSection();
     this.research = new ResearchSection();
+    this.images = new ImagesSection();
     this.webFetch = new WebFetchSection();
     this.knowledge = new KnowledgeSection();
     this.personal = new PersonalSection();
@@ -73,6 +76,7 @@ export class SettingsView {
       { id: "web", title: "Web search", body: [this.webSearch.el] },
       { id: "fetch", title: "Web fetch", body: [this.webFetch.el] },
       { id: "research", title: "Research", body: [this.research.el] },
+      { id: "images", title: "Images", body: [this.images.el] },
       { id: "knowledge", title: "Knowledge", body: [this.knowledge.el] },
       { id: "personal", title: "Personal", body: [this.personal.el] },
       { id: "memory", title: "Memory", body: [this.memory.el] },
@@ -103,6 +107,7 @@ export class SettingsView {
     this.compaction.update();
     this.webSearch.update();
     this.research.update();
+    this.images.update();
     this.webFetch.update();
     this.knowledge.update();
     this.personal.update();
