@@ -191,7 +191,8 @@ def hold_from_the_image(page) -> tuple[list[dict], Callable[[], None]]:
 
         def from_server(message):
             event = json.loads(message) if isinstance(message, str) else {}
-            if held or event.get("type") == "image":
+            # Once released everything passes, an image that had not come yet included.
+            if not route.get("released") and (held or event.get("type") == "image"):
                 held.append(message)
                 return
             passed.append(event)
@@ -200,6 +201,7 @@ def hold_from_the_image(page) -> tuple[list[dict], Callable[[], None]]:
         server.on_message(from_server)
 
     def release():
+        route["released"] = True
         while held:  # in order; what comes after goes straight through
             route["ws"].send(held.pop(0))
 
