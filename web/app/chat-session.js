@@ -6,6 +6,7 @@ import { initialState, applyEvent } from "../js/reducer.js";
 import { loadHistory, loadEarlier, replaceBranch, showBranch, showLive, shownMessages } from "../js/history-page.js";
 import { localSend } from "../js/turn-events.js";
 import { loadCompaction } from "../js/context-marks.js";
+import { loadedCompare } from "../js/compare.js";
 import { get, post, answer } from "./api.js";
 import { ChatSocket } from "./socket.js";
 import { schedule, afterPaint } from "./store.js";
@@ -139,6 +140,11 @@ export class ChatSession {
     if (event.type === "branched") this.branchGen += 1;
     if (event.type === "title_update" && event.title) this.hooks.onTitle?.(this.chatId, event.title);
     if (this.running !== wasRunning || event.type === "turn_end") this.hooks.onActivity?.(this.chatId, this.running);
+    // A compare's saved rows carry each column's timings and cost: read them once it ends.
+    if (event.type === "turn_end") {
+      const ended = Object.values(this.state.compares).find((c) => c.turnId === event.turn_id);
+      if (ended) this.loadCompare(ended.userId);
+    }
     // The saved rows carry what events do not (a reply's usage and timings, text sent
     // from another window): re-read the newest page once a turn ends or a stranger's
     // message arrives. loadHistory merges by id, so nothing shown is lost.
@@ -185,17 +191,19 @@ export class ChatSession {
    * @param opts.steer while a reply runs: join it at its next model step (`mode: "steer"`)
    *   instead of waiting for it to end
    * @param opts.research the text is a question for a research turn
+   * @param opts.compare the 2–4 model ids that each answer it (CONTRACT §10)
    * @param opts.image draw an image from the text (the composer's Image action); by default
    *   whether the composer staged this text for that (image-send.js)
    * @param opts.requestId, opts.attachments stored files ({id, name, mime, size, …}); by
    *   default those the composer staged with this text
    */
-  send(content, { steer = false, research = false, image = takeStagedImage(content), requestId = randomId("req"),
+  send(content, { steer = false, research = false, compare = null, image = takeStagedImage(content), requestId = randomId("req"),
                   attachments = takeStagedAttachments(content) } = {}) {
     this.state = localSend(this.state, requestId, content, attachments, { research });
     const frame = { type: "send", request_id: requestId, content };
     if (steer) frame.mode = "steer";
     if (research) frame.research = true; // a research turn (docs/PROTOCOL.md "Research")
+    if (compare?.length) frame.compare = compare; // each model answers it (docs/PROTOCOL.md "Compare")
     if (image) frame.image = true; // an image drawn from the text (docs/PROTOCOL.md "Images")
     if (attachments.length) frame.attachments = attachments.map((f) => f.id);
     this._send(frame);
@@ -227,6 +235,31 @@ export class ChatSession {
 
   /** Answer a question of the model (`answers`: {key: text | [texts]}, web/js/questions.js). */
   answer(questionId, answers) { this._send({ type: "answer", question_id: questionId, answers }); }
+  /**
+   * Read a compare's columns as saved (a reload, or a window that missed its start), once per
+   * message at a time; the columns a turn streams here keep their live text.
+   */
+  async loadCompare(userId) {
+    this.comparesLoading ??= new Set();
+    this.comparesFailed ??= new Set();
+    if (this.comparesLoading.has(userId) || this.comparesFailed.has(userId) || this.closed) return;
+    this.comparesLoading.add(userId);
+    try {
+      const body = await get(`/api/chats/${encodeURIComponent(this.chatId)}/messages/${userId}/compare`);
+      if (!this.closed) this.state = loadedCompare(this.state, userId, body);
+    } catch {
+      this.comparesFailed.add(userId); // not asked again in this window: the block says it is unread
+    } finally {
+      this.comparesLoading.delete(userId);
+      schedule();
+    }
+  }
+
+  /** "Use this": a compare's reply becomes the active branch, and the chat goes on from it. */
+  useReply(messageId) {
+    return this._showBranch(messageId, PAGE);
+  }
+
   /** Dismiss it unanswered: the model is told so and goes on. */
   dismissQuestion(questionId) { this._send({ type: "answer", question_id: questionId, dismissed: true }); }
 

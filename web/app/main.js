@@ -23,7 +23,7 @@ import { screens, warm } from "./lazy.js";
 const root = document.getElementById("app");
 const mainEl = h("main", { class: "main", id: "main" });
 let view = null;          // the view shown in <main>
-let firstSend = null;     // {chatId, text, research}: a new chat's first message, sent once it opens
+let firstSend = null;     // {chatId, text, research, compare}: a new chat's first message, sent once it opens
 let jumpTo = null;        // {chatId, messageId}: a search result, shown once its chat opens
 let banner = null;        // the strip under a chat view's header (views/chat-banner.js)
 
@@ -138,7 +138,7 @@ const actions = {
     });
   },
 
-  async createAndSend(text, { research = false } = {}) {
+  async createAndSend(text, { research = false, compare = null } = {}) {
     const body = {};
     if (view?.draftModel) body.model_id = view.draftModel;
     if (view?.draftMode) body.mode = view.draftMode;
@@ -147,7 +147,7 @@ const actions = {
     if (app.draft.temporary) body.temporary = true;
     try {
       const chat = await post("/api/chats", body);
-      firstSend = { chatId: chat.id, text, research };
+      firstSend = { chatId: chat.id, text, research, compare };
       actions.resetDraft();
       // Its app-socket frame may have come first. A temporary chat is in no list.
       if (!chat.temporary) setChats([chat, ...app.chats.filter((c) => c.id !== chat.id)]);
@@ -279,9 +279,9 @@ async function show(route) {
     patchChatInList(route.chatId, { unread: false }); // opening the socket marks it read
     await session.open();
     if (firstSend?.chatId === route.chatId && app.session === session) {
-      const { text, research } = firstSend;
+      const { text, research, compare } = firstSend;
       firstSend = null;
-      session.send(text, { research });
+      session.send(text, { research, compare });
     }
     // Focusing makes the browser work out the page's style on the spot: done here it
     // would hold back the history's first paint (open() has waited for it), and in the

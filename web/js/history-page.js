@@ -157,6 +157,8 @@ function fromRow(item, old) {
     ...(item.diff ? { diff: item.diff } : {}),
     // A question sent for a research turn.
     ...(item.research ? { research: true } : {}),
+    // A message that asked a compare: its models (CONTRACT §10; its replies show as columns).
+    ...(Array.isArray(item.compare) ? { compare: item.compare } : {}),
     // A user message that executed a plan: the plan as it stood then.
     ...(item.executes_plan ? { executesPlan: item.executes_plan } : {}),
   };

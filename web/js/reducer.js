@@ -33,9 +33,13 @@ import { researchEvents, researchSlices } from "./research.js";
 import { memoryEvents, memorySlices } from "./memory.js";
 import { documentEvents, documentSlices } from "./documents.js";
 import { imageEvents } from "./images.js";
+import { compareEvents, compareSlices, columnEvents } from "./compare.js";
 
 // Event type (or NEW_EPOCH) → its handlers, in registration order.
 const HANDLERS = new Map();
+// The handlers of a compare's column events (those that carry `model_id`, CONTRACT §10): such an
+// event is a reply beside the branch, so it goes to these alone, never to the branch's.
+const COLUMN_HANDLERS = new Map(Object.entries(columnEvents).map(([type, fn]) => [type, [fn]]));
 // The slices of state the features keep, with their starting values.
 const SLICES = {};
 
@@ -68,6 +72,7 @@ registerHandlers(researchEvents, researchSlices);
 registerHandlers(memoryEvents, memorySlices);
 registerHandlers(documentEvents, documentSlices);
 registerHandlers(imageEvents);
+registerHandlers(compareEvents, compareSlices);
 
 export function initialState(chatId) {
   // A copy for each chat: no two chats' states share a starting list.
@@ -77,7 +82,7 @@ export function initialState(chatId) {
 /** Apply one server event. Returns `state` itself when the event changes nothing. */
 export function applyEvent(state, event) {
   if (!event || typeof event !== "object") return state;
-  const handlers = HANDLERS.get(event.type);
+  const handlers = (event.model_id != null && COLUMN_HANDLERS.get(event.type)) || HANDLERS.get(event.type);
   if (!handlers) return state; // pong, and types this client does not know yet
   let next = state;
   if (event.epoch != null && event.epoch !== state.epoch) {

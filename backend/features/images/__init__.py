@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from backend.features.images import routes, section, send_turn, tool, turn
 from backend.features.images.service import ImagesService
-from backend.turns.events import Event
+from backend.turns.events import MODEL, Event
 from backend.turns.features import Feature
 
 FEATURE = Feature(
@@ -31,10 +31,10 @@ FEATURE = Feature(
         # CONTRACT §13: an image the turn drew, on the message that carries it (docs/PROTOCOL.md "Images":
         # which call, model and backend drew it, and its thumbnail's file, are Numi's additions).
         Event("image", {"message_id": int, "file_id": str, "prompt": str, "width": int, "height": int},
-              {"call_id": str, "model": str, "backend": str, "thumbnail_file_id": str}, turn_id=str),
+              {"call_id": str, "model": str, "backend": str, "thumbnail_file_id": str, **MODEL}, turn_id=str),
         # Numi's addition: a preview of the drawing in progress, while a streaming model sends them; `url`
         # serves it for a while (never kept). The final image follows as `image`.
         Event("image_partial", {"message_id": int, "call_id": str, "index": int, "url": str, "width": int,
-                                "height": int}, turn_id=str),
+                                "height": int}, MODEL, turn_id=str),
     ),
 )

@@ -3,7 +3,8 @@
 // turn's progress, the notice (views/chat-notice.js), the approvals and the model's
 // questions (views/approval-pane.js, question-pane.js), and the composer (its picker is
 // where the chat's model is chosen; the context meter sits beside it), with the chat's
-// documents beside them (views/doc-dock.js). Where the scroller stands is views/chat-scroll.js.
+// documents beside them (views/doc-dock.js). A compare's replies show as columns under the
+// message that asked them (views/compare-view.js). Where the scroller stands is views/chat-scroll.js.
 //
 // It renders from a ChatSession's state and reuses one MessageView per message, so a frame
 // only touches what changed: each part declares the inputs it reads (web/js/view-inputs.js)
@@ -35,6 +36,8 @@ import { ApprovalPane } from "./approval-pane.js";
 import { QuestionPane } from "./question-pane.js";
 import { ScrollFollow } from "./chat-scroll.js";
 import { DocDock } from "./doc-dock.js";
+import { CompareBlock } from "./compare-view.js";
+import { repliesInColumns } from "../../js/compare.js";
 
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
 // for what is on screen; the rest follows in later tasks.
@@ -106,6 +109,7 @@ export class ChatView {
     this.marks = new ContextMarks();
     this.research = new ResearchProgress();
     this.memoryChips = new Map(); // reply id → its "Memory saved · Undo" chips (views/memory-chip.js)
+    this.compareBlocks = new Map(); // a compare's user message id → its columns (views/compare-view.js)
     if (session) session.draft = () => this.composer.draft();
     this._keepDraft(session);
     this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header.el, this.scroller, this.composer.el);
@@ -167,6 +171,7 @@ export class ChatView {
       trimmed: ({ state }) => state.trimmed,
       research: ({ state }) => state.research,
       memorySaved: ({ state }) => state.memorySaved,
+      compares: ({ state }) => state.compares,
       running: ({ s }) => s.running,
       chat: ({ s }) => s.chat,
       settings: () => app.settings,
@@ -203,10 +208,11 @@ export class ChatView {
     // The person wants to see their message and its answer, whatever was shown before
     // (a message opened from search is let go).
     this.scroll.follow();
-    if (!this.session) return this.actions.createAndSend(text, { research: !!opts.research });
+    if (!this.session) return this.actions.createAndSend(text, { research: !!opts.research, compare: opts.compare });
     // A message goes to the active branch: a version looked at meanwhile is left for it.
     if (this.session.state.view) this.session.showLive();
-    this.session.send(text, { steer: !!opts.steer && this.session.running && !opts.research, research: !!opts.research });
+    this.session.send(text, { steer: !!opts.steer && this.session.running && !opts.research && !opts.compare,
+                              research: !!opts.research, compare: opts.compare });
     this.keeper?.sent();
     return true;
   }
@@ -429,8 +435,10 @@ export class ChatView {
     const order = shown.some(queued)
       ? [...shown.filter((m) => !queued(m)), ...shown.filter((m) => queued(m) && !chips.has(m.id))]
       : shown;
-    // A tool result shows inside its call's row; only orphans get a bubble.
-    const inCall = (m) => m.role === "tool" && callIds.has(m.toolCallId);
+    // A tool result shows inside its call's row; only orphans get a bubble. A compare's replies
+    // show in its columns.
+    const columns = repliesInColumns(order);
+    const inCall = (m) => (m.role === "tool" && callIds.has(m.toolCallId)) || columns.has(m.id);
     const hasView = (m) => this.views.get(m.id)?.role === m.role;
     // Messages outside [from, upto) that have no bubble yet wait for a later frame: the
     // newest first; a version switched to and what follows it first (it stays where its
@@ -466,6 +474,16 @@ export class ChatView {
       if (!this.memoryChips.has(id)) this.memoryChips.set(id, new MemoryChips());
       after.set(id, [...(after.get(id) || []), this.memoryChips.get(id).element(chips)]);
     }
+    // A compare's columns go after the message that asked it.
+    const branchIds = new Set(order.map((m) => m.id));
+    for (const m of order) {
+      if (m.role !== "user" || !Array.isArray(m.compare) || m.status === "queued") continue;
+      const block = this._compareBlock(m);
+      const entry = inp.compares[m.id] || null;
+      if (!entry) this.session.loadCompare(m.id);
+      block.update(entry, { branchIds, running: inp.running, models: m.compare });
+      after.set(m.id, [...(after.get(m.id) || []), block.el]);
+    }
     const placed = new Set();
     this.backlog = false;
     let prev = null;
@@ -496,11 +514,31 @@ export class ChatView {
     }
     for (const el of [this.marks.divider, this.marks.note, this.research.el]) if (!placed.has(el)) el.remove();
     for (const [id, chips] of this.memoryChips) if (!placed.has(chips.el)) { chips.el.remove(); this.memoryChips.delete(id); }
+    for (const [id, block] of this.compareBlocks) if (!placed.has(block.el)) { block.el.remove(); this.compareBlocks.delete(id); }
     if (this.backlog) {
       // Bubbles still to build: the next frame draws the thread again, whatever changed.
       this.threadInputs.forget();
       schedule();
     }
+  }
+
+  /** The columns of the compare message `m` asked (made once, then updated). */
+  _compareBlock(m) {
+    let block = this.compareBlocks.get(m.id);
+    if (!block) {
+      block = new CompareBlock({
+        use: async (messageId) => {
+          try {
+            await this.session.useReply(messageId);
+          } catch (err) {
+            toast(err.message || "That reply could not be made the chat's.");
+          }
+        },
+        again: () => this._send(m.content, { compare: m.compare }),
+      });
+      this.compareBlocks.set(m.id, block);
+    }
+    return block;
   }
 
   _dropView(view) {

@@ -13,6 +13,7 @@
 // the Knowledge button the knowledge bases it searches (knowledge-picker.js);
 // `/` at the start of the box lists the person's prompts and fills one in (prompts-menu.js);
 // Image sends the text to be drawn (CONTRACT §13), held back until Settings → Images has a backend;
+// the picker's "Compare models…" sends the next message to 2–4 models at once (a chip says which);
 // ↑ in the empty box edits
 // the last message sent. A document's selection or a preview's error (the documents panel,
 // attachQuote) shows as a chip too and goes at the head of the next message, quoted
@@ -28,7 +29,7 @@ import { PromptMenu } from "./prompts-menu.js";
 import { fileUrl, formatSize, icon, isImage, stageAttachments, upload } from "../attachments.js";
 import { MODES, modeInfo } from "../../js/plans.js";
 import { anyModelSees, noModelSeesSentence } from "../../js/vision.js";
-import { app } from "../store.js";
+import { app, modelLabel } from "../store.js";
 import { composeMessage } from "../../js/doc-quotes.js";
 import { imageAction } from "../../js/images.js";
 import { stageImage } from "../image-send.js";
@@ -86,7 +87,10 @@ export class Composer {
     this.box = h("div", { class: "composer-box" }, this.attachBtn, this.input,
       h("div", { class: "composer-buttons" }, this.stopBtn, this.researchBtn, this.imageBtn, this.sendBtn));
     this.picker = new ModelPicker({ label: "Model for this chat", up: true, current: () => hooks.model(),
-      onPick: (id) => { hooks.setModel(id); this.focus(); } });
+      onPick: (id) => { hooks.setModel(id); this.focus(); }, onCompare: (ids) => this.setCompare(ids) });
+    // The models the next message is compared across (CONTRACT §10), picked in the picker: one send.
+    this.compareIds = [];
+    this.compareRow = h("div", { class: "compare-row", hidden: true });
     this.modeSelect = h("select", { class: "mode-select", "aria-label": "Mode", dataset: { mode: "ask" },
       onchange: () => { this._drawMode(this.modeSelect.value); this.hooks.setMode?.(this.modeSelect.value); } },
       ...MODES.map((m) => h("option", { value: m.value, title: m.hint }, m.label)));
@@ -97,7 +101,8 @@ export class Composer {
     this.knowledge = new KnowledgePopover({ session: () => this.session });
     this.knowledge.el.hidden = !this.session;
     this.foot = h("div", { class: "composer-foot" }, this.picker.el, this.modeSelect, this.tools.el, this.knowledge.el, this.note);
-    this.el = h("div", { class: "composer" }, this.queue, this.quoteList, this.attachList, this.attachError, this.capsWarning,
+    this.el = h("div", { class: "composer" }, this.queue, this.compareRow, this.quoteList, this.attachList, this.attachError,
+      this.capsWarning,
       this.prompts.form, this.prompts.el, this.box,
       this.fileInput, this.foot);
     this.queueKey = "";
@@ -158,9 +163,12 @@ export class Composer {
       this._say(noModelSeesSentence(unseen.name));
       return;
     }
+    // A compare goes with a plain send: an image, research or steering is a turn of its own kind.
+    if (this.compareIds.length && !opts.image && !opts.research && !opts.steer) opts = { ...opts, compare: this.compareIds };
     stageAttachments(text, ready.map((a) => a.stored));
     stageImage(text, !!opts.image);
     if (this.hooks.send(text, opts) !== false) {
+      if (opts.compare) this.setCompare([]);
       rememberModel(this.hooks.model());
       this.input.value = "";
       this.prompts.close();
@@ -172,6 +180,18 @@ export class Composer {
       stageAttachments(text, []);
       stageImage(text, false);
     }
+  }
+
+  /** Compare the next message across these models (2–4), or stop comparing ([]): a chip says which. */
+  setCompare(ids) {
+    this.compareIds = [...ids];
+    this.compareRow.hidden = !ids.length;
+    if (!ids.length) { this.compareRow.replaceChildren(); return; }
+    const names = ids.map((id) => modelLabel(id)).join(" · ");
+    this.compareRow.replaceChildren(h("span", { class: "chip compare-chip" }, `Compare: ${names}`),
+      h("button", { type: "button", class: "ghost icon-btn compare-off", "aria-label": "Stop comparing: send to the chat's model",
+        title: "Stop comparing", onclick: () => { this.setCompare([]); this.focus(); } }, "×"));
+    this.focus();
   }
 
   /** The Image action: the text is drawn; without a backend, or words to draw, it says so instead. */

@@ -2,7 +2,12 @@
 // with its provider's name and what it can do (tools, vision, reasoning), the recently
 // used ones first. Used by the composer (the chat's model, or the new chat's), and by
 // "with another model…" by a reply's Regenerate. Keyboard: the search box is an ARIA combobox over the
-// listbox; ↑/↓ move, Enter picks, Esc closes and gives focus back to the button.
+// listbox; ↑/↓ move, Enter picks, Esc closes and gives focus back to the button. With `onCompare`
+// the list also picks several models for a compare (CONTRACT §10): "Compare models…" turns it into
+// a multi-select (Enter or a click ticks a model), and "Compare N" hands over the 2–4 ticked.
+
+export const COMPARE_MIN = 2;
+export const COMPARE_MAX = 4;
 import { h } from "../dom.js";
 import { app } from "../store.js";
 import { icon } from "../attachments.js";
@@ -74,7 +79,11 @@ export class ModelPicker {
       oninput: () => { this.active = 0; this._drawList(); }, onkeydown: (e) => this._key(e) });
     this.list = h("ul", { class: "model-list", role: "listbox", id: this.listId, "aria-label": "Models" });
     this.empty = h("p", { class: "hint model-none", hidden: true }, "No model matches.");
-    this.popup = h("div", { class: `model-popup${opts.up ? " up" : ""}`, hidden: true }, this.search, this.list, this.empty);
+    this.ticked = []; // the models ticked for a compare, in the order they were ticked
+    this.comparing = false;
+    this.compareFoot = opts.onCompare ? this._compareFoot() : null;
+    this.popup = h("div", { class: `model-popup${opts.up ? " up" : ""}`, hidden: true }, this.search, this.list, this.empty,
+      this.compareFoot);
     this.el = h("div", { class: "model-picker" }, this.button, this.popup);
     this.el.addEventListener("focusout", (e) => { if (this.isOpen && !this.el.contains(e.relatedTarget)) this.close(false); });
     this.isOpen = false;
@@ -121,13 +130,53 @@ export class ModelPicker {
   close(refocus = true) {
     if (!this.isOpen) return;
     this.isOpen = false;
+    if (this.comparing) this._markComparing(false);
     this.popup.hidden = true;
     this.button.setAttribute("aria-expanded", "false");
     this.search.removeAttribute("aria-activedescendant");
     if (refocus) this.button.focus();
   }
 
+  /** The popup's foot: "Compare models…", then the count ticked and the button that compares them. */
+  _compareFoot() {
+    this.compareToggle = h("button", { type: "button", class: "ghost compare-toggle", "aria-pressed": "false",
+      onmousedown: (e) => e.preventDefault(), onclick: () => this._setComparing(!this.comparing) }, "Compare models…");
+    this.compareNote = h("span", { class: "hint compare-note", "aria-live": "polite" });
+    this.compareGo = h("button", { type: "button", class: "primary compare-go", hidden: true,
+      onmousedown: (e) => e.preventDefault(), onclick: () => this._compare() }, "Compare");
+    return h("div", { class: "model-compare-foot" }, this.compareToggle, this.compareNote, this.compareGo);
+  }
+
+  _setComparing(on) {
+    this._markComparing(on);
+    this._drawList();
+    this.search.focus();
+  }
+
+  _markComparing(on) {
+    this.comparing = on;
+    if (!on) this.ticked = [];
+    this.compareToggle.setAttribute("aria-pressed", String(on));
+    this.compareToggle.textContent = on ? "Pick one model" : "Compare models…";
+    this.list.setAttribute("aria-multiselectable", String(on));
+  }
+
+  _tick(model) {
+    const i = this.ticked.indexOf(model.id);
+    if (i >= 0) this.ticked.splice(i, 1);
+    else if (this.ticked.length < COMPARE_MAX) this.ticked.push(model.id);
+    this._drawList();
+  }
+
+  _compare() {
+    if (this.ticked.length < COMPARE_MIN) return;
+    const ids = [...this.ticked];
+    this.close();
+    this.opts.onCompare(ids);
+  }
+
   _pick(model) {
+    if (this.comparing) { this._tick(model); return; }
     this.close();
     rememberModel(model.id);
     this.opts.onPick(model.id);
@@ -154,8 +203,8 @@ export class ModelPicker {
       e.preventDefault();
       e.stopPropagation();
       this.close();
-    } else if (e.key === "Tab") {
-      this.close(false);
+    } else if (e.key === "Tab" && !this.comparing) {
+      this.close(false); // while ticking, Tab goes on to the compare buttons below the list
     }
   }
 
@@ -164,10 +213,11 @@ export class ModelPicker {
     this.shown = orderedModels().filter((m) => matches(m, query));
     this.active = Math.min(this.active, Math.max(0, this.shown.length - 1));
     const current = this.opts.text ? null : this.opts.current();
+    const picked = (m) => (this.comparing ? this.ticked.includes(m.id) : m.id === current);
     this.list.replaceChildren(...this.shown.map((m, i) => {
       const provider = providerName(m);
-      return h("li", { role: "option", id: this.optPrefix + i, class: "model-option", dataset: { id: m.id },
-        "aria-selected": String(m.id === current),
+      return h("li", { role: "option", id: this.optPrefix + i, class: `model-option${this.comparing ? " tickable" : ""}`,
+        dataset: { id: m.id }, "aria-selected": String(picked(m)),
         // Picking with the mouse: keep focus in the search box (a blur would close the list first).
         onmousedown: (e) => e.preventDefault(), onclick: () => this._pick(m) },
       h("span", { class: "model-option-name" }, m.label || m.api_model),
@@ -175,6 +225,15 @@ export class ModelPicker {
       capabilityIcons(m));
     }));
     this.empty.hidden = this.shown.length > 0;
+    if (this.compareFoot) {
+      const n = this.ticked.length;
+      this.compareGo.hidden = !this.comparing;
+      this.compareGo.disabled = n < COMPARE_MIN;
+      this.compareGo.textContent = `Compare ${n || ""}`.trim();
+      this.compareNote.textContent = !this.comparing ? ""
+        : n < COMPARE_MIN ? `Tick ${COMPARE_MIN}–${COMPARE_MAX} models.`
+        : n === COMPARE_MAX ? `${n} ticked (the most a compare asks).` : `${n} ticked.`;
+    }
     this._markActive();
   }
 
