@@ -87,14 +87,19 @@ def test_models_ticked_in_the_picker_answer_side_by_side_and_use_this_carries_on
     expect(replies(page)).to_have_count(1)  # the reply after the compare
 
 
-def test_columns_stack_on_a_narrow_window_and_a_compare_can_run_again(page, three):
+def test_columns_wait_stack_on_a_narrow_window_and_a_compare_can_run_again(page, three):
     setup = three
     page.set_viewport_size({"width": 520, "height": 800})
     chat = setup.chat(title="Narrow")
     open_chat(page, setup.server, chat, "Narrow")
-    setup.fake.enqueue(for_model("fake-model", S.text("one")), for_model("fake-two", S.text("two")))
+    # The second model's server holds it back before its first token (one model at a time): it waits.
+    setup.fake.enqueue(for_model("fake-model", S.text("one")), for_model("fake-two", S.hang(), S.text("two")))
     tick(page, "Fake", "Two")
     send(page, "q")
+    expect(column(page, "Fake").locator(".compare-state")).to_have_text("done")
+    expect(column(page, "Two").locator(".compare-state")).to_have_text("Waiting for the model…")
+    expect(column(page, "Two").locator(".compare-error")).to_be_hidden()
+    setup.fake.release(1)
     expect(page.locator(".compare-column .compare-state").filter(has_text="done")).to_have_count(2)
     boxes = [c.bounding_box() for c in page.locator(".compare-column").all()]
     assert boxes[0]["x"] == boxes[1]["x"] and boxes[1]["y"] > boxes[0]["y"], boxes
