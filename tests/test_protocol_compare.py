@@ -308,3 +308,24 @@ def test_each_column_calls_its_own_tools_and_asks_its_own_approvals(compare):
     columns = setup.api.get(f"/api/chats/{chat}/messages/{user}/compare").body["columns"]
     assert [m["role"] for m in columns[1]["messages"]] == ["assistant", "tool", "assistant"]
     assert columns[1]["messages"][-1]["content"] == "guarded ran"
+
+
+def test_regenerating_one_column_makes_one_new_version_by_its_model(compare):
+    setup = compare
+    chat = setup.chat(title="t")
+    setup.fake.enqueue(*(for_model(m, S.text(f"first of {m}")) for m in MODELS[:2]))
+    sock = setup.socket(chat)
+    sock.send(type="send", request_id="r1", content="q", compare=setup.ids[:2])
+    start = sock.until("turn_start")
+    sock.until("turn_end")
+    second = start["compare"][1]
+    setup.fake.enqueue(for_model("fake-two", S.text("again by two")))
+    sock.send(type="regenerate", message_id=second["message_id"], model_id=second["model_id"])
+    again = sock.until("turn_start")
+    assert "compare" not in again
+    assert sock.until("turn_end")["status"] == "completed"
+    msgs = setup.messages(chat)
+    assert [(m["role"], m["content"]) for m in msgs] == [("user", "q"), ("assistant", "again by two")]
+    assert msgs[1]["versions"]["count"] == 3
+    tree = setup.api.get(f"/api/chats/{chat}/tree").body["items"]
+    assert not [m for m in tree if m["status"] == "streaming"]

@@ -501,8 +501,10 @@ class TurnRegistry:
     def _new_turn(self, state: _ChatState, chat_id: str, user_message_id: int | None,
                   continue_message_id: int | None = None, model_id: str | None = None,
                   reply_id: int | None = None) -> Turn | CompareTurn:
-        """The turn answering the message: a compare's when it was sent with one (CONTRACT §10)."""
-        models = compared_models(user_message_id)
+        """The turn answering the message: a compare's when it was sent with one (CONTRACT §10) and
+        this is no new version of one of its replies (a regenerate, a continue)."""
+        one_reply = continue_message_id is not None or model_id is not None or reply_id is not None
+        models = [] if one_reply else compared_models(user_message_id)
         if models:
             assert user_message_id is not None
             return CompareTurn(self.services, state.hub, chat_id, user_message_id, models)
