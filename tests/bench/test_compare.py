@@ -28,7 +28,7 @@ from tests.e2e.ui import CHROMIUM, sign_in, wait_chat_ready, wait_until
 from tests.fakeprovider import script as S
 
 from .conftest import on_target, size, write_artifact
-from .test_ui_perf import GROSS, LONGTASK_TARGET_MS, browser  # noqa: F401 (the UI benchmarks' browser)
+from .test_ui_perf import GROSS, LONGTASK_TARGET_MS, browser, profile_summary  # noqa: F401 (the UI benchmarks' browser)
 
 TOKENS = size("NUMI_BENCH_COMPARE_TOKENS", 2000, 40)
 TPS = float(os.environ.get("NUMI_BENCH_COMPARE_TPS", "1000"))
@@ -37,6 +37,7 @@ STOPS = size("NUMI_BENCH_COMPARE_STOPS", 5, 1)
 MODELS = ("fake-model", "fake-two", "fake-three", "fake-four")
 RATIO_TARGET = 1.2
 STOP_TARGET_MS = 200.0
+PROFILE = os.environ.get("NUMI_BENCH_COMPARE_PROFILE") == "1"  # where the page's time went (not a verdict)
 CLOCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -154,8 +155,9 @@ OBSERVE = r"""
   b.start = () => { b.tasks = []; b.frames = []; b.t0 = performance.now(); };
   b.stop = () => {
     b.t0 = null;
+    b.top = b.tasks.slice().sort((x, y) => y - x).slice(0, 5);
     const longest = (list) => Math.max(0, ...list);
-    return { longtasks: b.tasks.length, longest_task_ms: longest(b.tasks), long_frames: b.frames.length,
+    return { longtasks: b.tasks.length, longest_task_ms: longest(b.tasks), top: b.top, long_frames: b.frames.length,
              longest_frame_ms: longest(b.frames), frames_observed: !b.no_frames };
   };
 })();
@@ -177,6 +179,11 @@ def test_four_columns_stream_in_the_window(browser, compare):  # noqa: F811
     page.wait_for_timeout(500)
     setup.fake.enqueue(*(stream(m) for m in MODELS))
     sock = setup.socket(chat)
+    if PROFILE:
+        cdp = ctx.new_cdp_session(page)
+        cdp.send("Profiler.enable")
+        cdp.send("Profiler.setSamplingInterval", {"interval": 250})
+        cdp.send("Profiler.start")
     page.evaluate("window.__cmpBench.start()")
     t0 = time.monotonic()
     sock.send(type="send", request_id="ui", content="bench the columns", compare=setup.ids)
@@ -188,6 +195,9 @@ def test_four_columns_stream_in_the_window(browser, compare):  # noqa: F811
                "every column shows its last word", timeout=60)
     page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
     window = page.evaluate("window.__cmpBench.stop()")
+    if PROFILE:
+        import json
+        print(json.dumps(profile_summary(cdp.send("Profiler.stop")["profile"]), indent=1))
     assert not errors, errors
     ctx.close()
     sock.close()

@@ -171,7 +171,6 @@ export class ChatView {
       trimmed: ({ state }) => state.trimmed,
       research: ({ state }) => state.research,
       memorySaved: ({ state }) => state.memorySaved,
-      compares: ({ state }) => state.compares,
       running: ({ s }) => s.running,
       chat: ({ s }) => s.chat,
       settings: () => app.settings,
@@ -179,6 +178,9 @@ export class ChatView {
       target: ({ view }) => view.target,
       switching: ({ view }) => view.switching,
     });
+    // A compare's columns stream without the thread being drawn again: only its blocks are updated.
+    this.compareInputs = new Inputs({ compares: ({ state }) => state.compares, shown: ({ state }) => shownMessages(state),
+                                      running: ({ s }) => s.running });
     this.pendingInputs = new Inputs({ pending: ({ state }) => state.pending });
     this.olderInputs = new Inputs({
       hasMore: ({ state }) => state.hasMore, loading: ({ s }) => !!s.loadingOlder, failed: ({ s }) => !!s.olderFailed,
@@ -356,6 +358,8 @@ export class ChatView {
     }
     if (!s.loaded) return;
     const thread = this.threadInputs.read(source);
+    const compares = this.compareInputs.read(source);
+    if (compares) this._updateCompares(compares);
     if (thread) {
       const restore = this.scroll.keepPlace(this.list);
       this._renderMessages(thread);
@@ -474,15 +478,10 @@ export class ChatView {
       if (!this.memoryChips.has(id)) this.memoryChips.set(id, new MemoryChips());
       after.set(id, [...(after.get(id) || []), this.memoryChips.get(id).element(chips)]);
     }
-    // A compare's columns go after the message that asked it.
-    const branchIds = new Set(order.map((m) => m.id));
+    // A compare's columns go after the message that asked it (_updateCompares draws them).
     for (const m of order) {
       if (m.role !== "user" || !Array.isArray(m.compare) || m.status === "queued") continue;
-      const block = this._compareBlock(m);
-      const entry = inp.compares[m.id] || null;
-      if (!entry) this.session.loadCompare(m.id);
-      block.update(entry, { branchIds, running: inp.running, models: m.compare });
-      after.set(m.id, [...(after.get(m.id) || []), block.el]);
+      after.set(m.id, [...(after.get(m.id) || []), this._compareBlock(m).el]);
     }
     const placed = new Set();
     this.backlog = false;
@@ -519,6 +518,17 @@ export class ChatView {
       // Bubbles still to build: the next frame draws the thread again, whatever changed.
       this.threadInputs.forget();
       schedule();
+    }
+  }
+
+  /** Each compare's columns as its state stands (read from the server when this window has none). */
+  _updateCompares(inp) {
+    const branchIds = new Set(inp.shown.map((m) => m.id));
+    for (const m of inp.shown) {
+      if (m.role !== "user" || !Array.isArray(m.compare) || m.status === "queued") continue;
+      const entry = inp.compares[m.id] || null;
+      if (!entry) this.session.loadCompare(m.id);
+      this._compareBlock(m).update(entry, { branchIds, running: inp.running, models: m.compare });
     }
   }
 

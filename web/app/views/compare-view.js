@@ -45,7 +45,9 @@ class Column {
 
   update(col, { active, running }) {
     this.col = col;
-    const text = col.steps.map((s) => s.content).filter(Boolean).join("\n\n");
+    // One step (a reply without tools) is its text as it is: no copy of a growing string per frame.
+    const text = col.steps.length === 1 ? col.steps[0].content
+      : col.steps.map((s) => s.content).filter(Boolean).join("\n\n");
     if (text && this.liveTtft == null && col.status === "streaming") this.liveTtft = performance.now() - this.startedAt;
     const label = modelLabel(col.modelId);
     if (this.name.textContent !== label) this.name.textContent = label;
@@ -125,6 +127,5 @@ export class CompareBlock {
     }
     for (const [id, view] of this.columns) if (!live.has(id)) { view.el.remove(); this.columns.delete(id); }
     order.forEach((el, i) => { if (this.grid.children[i] !== el) this.grid.insertBefore(el, this.grid.children[i] || null); });
-    this.grid.style.setProperty("--columns", String(entry.columns.length));
   }
 }
