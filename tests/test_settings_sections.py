@@ -10,7 +10,7 @@ from backend.store.models import Setting
 from tests.test_api_catalog import assert_invalid
 
 BUILT_IN = {"default_model_id", "shell_network", "compaction", "questions", "web_search", "research",
-            "web_fetch", "ui", "knowledge", "personal", "memory", "images"}
+            "web_fetch", "ui", "knowledge", "personal", "memory", "images", "voice"}
 READ_ONLY = {"keyring", "catalog", "shell_sandbox"}
 
 

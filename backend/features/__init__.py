@@ -21,6 +21,7 @@ ALL: list[str] = [
     "backend.features.documents",
     "backend.features.previews",
     "backend.features.images",
+    "backend.features.voice",
 ]
 
 

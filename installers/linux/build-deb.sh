@@ -3,6 +3,7 @@
 # Layout: the app under /opt/numi, /usr/bin/numi -> /opt/numi/numi, a desktop entry and icons.
 # WebKitGTK, GTK and the appindicator are the distribution's (Depends), as the window needs them.
 # bubblewrap (Recommends) confines the shell tool; without it every shell command asks first.
+# espeak-ng (Recommends) is the offline voice that reads replies aloud; without it, a provider's voice.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 APP=build/out/numi
@@ -29,7 +30,7 @@ Priority: optional
 Architecture: $ARCH
 Installed-Size: $SIZE_KB
 Depends: libwebkit2gtk-4.1-0, gir1.2-webkit2-4.1, gir1.2-gtk-3.0, gir1.2-ayatanaappindicator3-0.1
-Recommends: gnome-keyring, bubblewrap
+Recommends: gnome-keyring, bubblewrap, espeak-ng
 Maintainer: Numi <numi@localhost>
 Description: desktop chat app for large language models
  Numi talks to OpenAI, Anthropic and OpenAI-compatible servers (Ollama, LM Studio,
