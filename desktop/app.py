@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from backend import sign_in
 from backend.app import Config
 from backend.server import NumiServer
-from desktop import routes
+from desktop import media, routes
 from desktop.state import MIN_SIZE, StateFile
 
 log = logging.getLogger("numi.desktop")
@@ -128,6 +128,7 @@ class DesktopApp:
             view.connect("decide-policy", self._gtk_decide_policy)
             # The page names itself (document.title: the open chat's name), as a browser tab would.
             view.connect("notify::title", lambda v, _param: native.set_title(v.get_title() or "Numi"))
+            media.enable(view, self.is_own_url)  # the microphone, for dictation (desktop/media.py)
             return False
 
         GLib.idle_add(install)
