@@ -39,7 +39,7 @@ def test_sections_open_from_the_address_and_the_nav(page, setup):
     expect(nav(page).get_by_role("link", name="Appearance")).to_have_attribute("aria-current", "page")
     expect(nav(page).get_by_role("link")).to_have_text(
         ["Providers", "Models", "Long conversations", "Tools & approvals", "MCP servers", "Web search", "Web fetch",
-         "Research", "Images", "Knowledge", "Personal", "Memory", "Prompts", "Appearance", "Data", "Advanced"])
+         "Research", "Images", "Voice", "Knowledge", "Personal", "Memory", "Prompts", "Appearance", "Data", "Advanced"])
 
 
 def test_search_shows_matching_rows_of_every_section_and_says_when_none(page, setup):

@@ -48,6 +48,8 @@ export class ChatSession {
     this.closed = false;
     // Who draws a message's streaming text, by message id (watchText).
     this.textWatchers = new Map();
+    // Who follows every event once applied (listen): reading a reply aloud as it streams.
+    this.listeners = new Set();
     // Bumped whenever the branch shown changes under a read in flight (a switch, a new
     // version): an answer read before it is not merged into the branch after it.
     this.branchGen = 0;
@@ -158,7 +160,14 @@ export class ChatSession {
     }
     if (this.state.branchStale != null && !this.switches) this._rereadBranch();
     if (CONTEXT_EVENTS.has(event.type) && this.state !== before) this.refreshContext();
+    for (const fn of this.listeners) fn(event, this.state);
     if (!drawn) schedule();
+  }
+
+  /** Call fn(event, state) after each server event is applied; returns what stops it. */
+  listen(fn) {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
   }
 
   /**

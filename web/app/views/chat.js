@@ -38,6 +38,8 @@ import { ScrollFollow } from "./chat-scroll.js";
 import { DocDock } from "./doc-dock.js";
 import { CompareBlock } from "./compare-view.js";
 import { repliesInColumns } from "../../js/compare.js";
+import { ReplyReader } from "../reply-reader.js";
+import { reader } from "../read-aloud.js";
 
 // Queued Markdown (history) drawn before the frame is painted, newest first: enough
 // for what is on screen; the rest follows in later tasks.
@@ -90,7 +92,7 @@ export class ChatView {
     this.scroller = h("div", { class: "scroller" }, thread);
     this.composer = new Composer({
       send: (text, opts) => this._send(text, opts),
-      stop: () => session?.stop(),
+      stop: () => { reader.stop(); session?.stop(); }, // Stop also ends reading aloud
       discard: (id) => session?.discardQueued(id),
       switchModel: () => this.composer.picker.open(),
       model: () => nextModelId(session, session?.chat, this.draftModel, app.settings),
@@ -126,7 +128,10 @@ export class ChatView {
       }, { root: this.scroller, rootMargin: "200px 0px 0px 0px" });
       this.observer.observe(this.sentinel);
     }
+    // Replies read aloud: a speaker button's, and each new one with settings.voice.auto_read.
+    this.replyReader = session ? new ReplyReader(session) : null;
     this.msgActions = {
+      readAloud: (id) => this.replyReader?.toggle(id),
       edit: (id, text) => session.edit(id, text),
       regenerate: (id, modelId) => session.regenerate(id, modelId),
       continueReply: () => session.continueReply(),
@@ -239,6 +244,8 @@ export class ChatView {
   /** The view is replaced: its box is kept (the chat's draft saved now, the new chat's in memory). */
   leave() {
     this.docs?.leave();
+    this.replyReader?.close();
+    for (const v of this.views.values()) v.close(); // their speaker buttons stop listening to the reader
     if (this.keeper) this.keeper.close();
     else keepNewChatDraft(this.composer.kept());
   }

@@ -33,6 +33,7 @@ import { app, modelLabel } from "../store.js";
 import { composeMessage } from "../../js/doc-quotes.js";
 import { imageAction } from "../../js/images.js";
 import { stageImage } from "../image-send.js";
+import { Dictation } from "./dictation.js";
 
 // A picture (Feather's "image", MIT), as the paperclip beside it is drawn.
 const IMAGE_ICON = ["M5 3h14a2 2 0 0 1 2 2v14a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2z",
@@ -84,8 +85,11 @@ export class Composer {
     this.attachError = h("div", { class: "attach-error", role: "alert" });
     this.capsWarning = h("div", { class: "caps-warning", role: "alert", hidden: true });
     this.prompts = new PromptMenu({ input: this.input, changed: () => { this._fit(); this.hooks.draftChanged?.(true); } });
+    // Dictation (views/dictation.js): the transcript goes in at the cursor, or is sent at once.
+    this.dictation = new Dictation({ insert: (text) => this.insertText(text), send: (text) => this._sendText(text),
+      say: (text) => this._say(text), disabled: () => this.disabled });
     this.box = h("div", { class: "composer-box" }, this.attachBtn, this.input,
-      h("div", { class: "composer-buttons" }, this.stopBtn, this.researchBtn, this.imageBtn, this.sendBtn));
+      h("div", { class: "composer-buttons" }, this.stopBtn, this.dictation.button, this.researchBtn, this.imageBtn, this.sendBtn));
     this.picker = new ModelPicker({ label: "Model for this chat", up: true, current: () => hooks.model(),
       onPick: (id) => { hooks.setModel(id); this.focus(); }, onCompare: (ids) => this.setCompare(ids) });
     // The models the next message is compared across (CONTRACT §10), picked in the picker: one send.
@@ -102,7 +106,7 @@ export class Composer {
     this.knowledge.el.hidden = !this.session;
     this.foot = h("div", { class: "composer-foot" }, this.picker.el, this.modeSelect, this.tools.el, this.knowledge.el, this.note);
     this.el = h("div", { class: "composer" }, this.queue, this.compareRow, this.quoteList, this.attachList, this.attachError,
-      this.capsWarning,
+      this.capsWarning, this.dictation.el,
       this.prompts.form, this.prompts.el, this.box,
       this.fileInput, this.foot);
     this.queueKey = "";
@@ -180,6 +184,28 @@ export class Composer {
       stageAttachments(text, []);
       stageImage(text, false);
     }
+  }
+
+  /** Put `text` in the box at the cursor (a dictated transcript), spaced from the words around it. */
+  insertText(text) {
+    const box = this.input;
+    const { value } = box;
+    const start = box.selectionStart ?? value.length;
+    const end = box.selectionEnd ?? start;
+    const before = start > 0 && !/\s$/.test(value.slice(0, start)) ? " " : "";
+    const after = end < value.length && !/^\s/.test(value.slice(end)) ? " " : "";
+    box.value = value.slice(0, start) + before + text + after + value.slice(end);
+    const caret = start + before.length + text.length;
+    box.focus({ preventScroll: true });
+    box.setSelectionRange(caret, caret);
+    this._fit();
+    this.hooks.draftChanged?.(true);
+  }
+
+  /** A dictated transcript with send_dictation: it goes in at the cursor and the message is sent. */
+  _sendText(text) {
+    this.insertText(text);
+    this._send();
   }
 
   /** Compare the next message across these models (2–4), or stop comparing ([]): a chip says which. */
@@ -448,6 +474,8 @@ export class Composer {
     if (this.imageBtn.title !== image.why) this.imageBtn.title = image.why;
     this.input.disabled = this.disabled;
     this.attachBtn.disabled = this.disabled;
+    if (this.disabled) this.dictation.cancel();
+    this.dictation.button.disabled = this.disabled || this.dictation.state === "sending";
     this.modeSelect.disabled = this.disabled;
     // While a reply runs, say what the two ways of sending do (unless there is a note to give).
     const say = note || (running && !this.disabled ? STEER_HINT : "");

@@ -12,6 +12,7 @@ import { planState } from "../../js/plans.js";
 import { shownSources, withCitedSources } from "../../js/citations.js";
 import { SourceList, linkCitations } from "./sources.js";
 import { MessageImages } from "./message-images.js";
+import { reader } from "../read-aloud.js";
 
 const CUT_OFF = new Set(["interrupted", "cancelled", "error"]);
 // A reply a limit ended (its steps, tool calls or time; the loop guard) goes on with Continue.
@@ -128,6 +129,7 @@ export class MessageView {
   close() {
     this.unwatch?.();
     this.unwatch = null;
+    this.unread?.();
   }
 
   _buildAssistant() {
@@ -148,6 +150,12 @@ export class MessageView {
     this.error = h("div", { class: "msg-error", role: "note", hidden: true });
     this.usage = h("div", { class: "msg-usage" });
     this.bar = h("div", { class: "msg-actions" });
+    // Read aloud (read-aloud.js): pressed while this reply is read; pressing it again stops.
+    // Words, as the bar's other actions (and no SVG in the thread, where model output is checked for it).
+    this.speakBtn = h("button", { type: "button", class: "ghost speak-btn", "aria-pressed": "false",
+      title: "Read this reply aloud", onclick: () => this.actions.readAloud?.(this.id) }, "Read aloud");
+    this.unread = reader.onChange(() => this._drawSpeaking());
+    this._drawSpeaking(); // made after its reading began (auto-read starts at the reply's first words)
     this.foot = h("div", { class: "msg-foot" }, this.bar);
     this.el.append(this.meta, this.reasoning, this.body, this.tools, this.images.el, this.sourceList.el, this.error, this.usage,
       this.foot);
@@ -275,6 +283,7 @@ export class MessageView {
     const again = can && cont !== "retry";
     replaceChildren(this.bar,
       msg.content ? h("button", { type: "button", class: "ghost", "aria-label": "Copy reply", onclick: () => this._copy() }, "Copy") : null,
+      msg.content && this.actions.readAloud ? this.speakBtn : null,
       again ? h("button", { type: "button", class: "ghost regen-btn", "aria-label": `Regenerate this reply with ${chatModel}`,
         title: `A new version of this reply by ${chatModel}; this one is kept`, onclick: () => this.actions.regenerate(msg.id) },
       "Regenerate") : null,
@@ -286,6 +295,13 @@ export class MessageView {
           ? h("button", { type: "button", class: "ghost accent", "aria-label": "Retry this reply", onclick: () => this.actions.regenerate(msg.id) }, "Retry")
           : null,
     );
+  }
+
+  /** The speaker button says whether this reply is being read now. */
+  _drawSpeaking() {
+    const on = reader.isReading(this.id);
+    this.speakBtn.setAttribute("aria-pressed", String(on));
+    setIf(this.speakBtn, "title", on ? "Stop reading (Esc)" : "Read this reply aloud");
   }
 
   /** The reply's sources (CONTRACT §8): the list under it, and its drawn text's markers linked again. */

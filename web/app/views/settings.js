@@ -4,6 +4,7 @@
 // the shell's network and sandbox), MCP servers (views/mcp.js), web search
 // (views/web-search-settings.js), the local sites web fetch may read (views/web-fetch-settings.js),
 // research limits (views/research-settings.js), the image backend (views/images-settings.js),
+// voice: dictation and reading aloud (views/voice-settings.js),
 // knowledge bases (views/knowledge-settings.js),
 // personal context (views/personal-settings.js), memory (views/memory-settings.js),
 // the prompt library (views/prompts-settings.js),
@@ -27,6 +28,7 @@ import { windowField } from "./model-window.js";
 import { WebSearchSection } from "./web-search-settings.js";
 import { ResearchSection } from "./research-settings.js";
 import { ImagesSection } from "./images-settings.js";
+import { VoiceSection } from "./voice-settings.js";
 import { WebFetchSection } from "./web-fetch-settings.js";
 import { KnowledgeSection } from "./knowledge-settings.js";
 import { PersonalSection } from "./personal-settings.js";
@@ -51,6 +53,7 @@ export class SettingsView {
     this.webSearch = new WebSearchSection();
     this.research = new ResearchSection();
     this.images = new ImagesSection();
+    this.voice = new VoiceSection();
     this.webFetch = new WebFetchSection();
     this.knowledge = new KnowledgeSection();
     this.personal = new PersonalSection();
@@ -77,6 +80,7 @@ export class SettingsView {
       { id: "fetch", title: "Web fetch", body: [this.webFetch.el] },
       { id: "research", title: "Research", body: [this.research.el] },
       { id: "images", title: "Images", body: [this.images.el] },
+      { id: "voice", title: "Voice", body: [this.voice.el] },
       { id: "knowledge", title: "Knowledge", body: [this.knowledge.el] },
       { id: "personal", title: "Personal", body: [this.personal.el] },
       { id: "memory", title: "Memory", body: [this.memory.el] },
@@ -108,6 +112,7 @@ export class SettingsView {
     this.webSearch.update();
     this.research.update();
     this.images.update();
+    this.voice.update();
     this.webFetch.update();
     this.knowledge.update();
     this.personal.update();
