@@ -21,12 +21,17 @@ from backend.core.errors import ProviderError
 from backend.core.types import ProviderConfig
 from backend.features.images import picture, wire
 from backend.features.images.wire import DrawFailed
+from backend.providers import api_failure
 from backend.providers.wire import client_timeout, openai_base_url, sendable_key
 
 log = logging.getLogger(__name__)
 
 PARTIALS = 2  # partial images a streaming model is asked for (the API allows 0–3)
 GPT_IMAGE = re.compile(r"gpt-image|chatgpt-image", re.I)
+DRAWING = api_failure.Task(doing="draw", refusing="draw this", while_doing="drawing", api="images API",
+                           model_kind="image model", settings="Settings → Images",
+                           refused_fix=" Change the prompt or the size, then try again.", broke="the image",
+                           lost="; nothing was kept")
 
 Partial = Callable[[int, picture.Picture], None]
 
@@ -142,34 +147,6 @@ def _cut(guard: wire.Guard, provider: ProviderConfig) -> DrawFailed:
 
 def _failure(exc: Exception, guard: wire.Guard, provider: ProviderConfig, model: str, base_url: str) -> DrawFailed:
     """The sentence for a drawing that got no image."""
-    import httpx2
-    import openai
-
     if guard.why is not None:
         return _cut(guard, provider)
-    name = provider.name
-    if isinstance(exc, openai.APIStatusError):
-        said = wire.said(wire.upstream_message(exc.body))
-        status = exc.status_code
-        if status in (401, 403):
-            return DrawFailed(f"{name} refused the API key (HTTP {status}) when asked to draw. Check the key for "
-                              f"{name} in Settings → Providers.")
-        if status == 404:
-            return DrawFailed(f"{name} has no images API or no image model {model!r} at {base_url} (HTTP 404)"
-                              f"{said} Check the model in Settings → Images.")
-        if status == 429:
-            return DrawFailed(f"{name} is rate-limiting or out of credit (HTTP 429){said} Try again later.")
-        if 400 <= status < 500:
-            return DrawFailed(f"{name} refused to draw this with {model} (HTTP {status}){said} Change the prompt "
-                              f"or the size, then try again.")
-        return DrawFailed(f"{name} failed while drawing (HTTP {status}){said} Try again later.")
-    if isinstance(exc, (openai.APITimeoutError, httpx2.TimeoutException)):
-        return DrawFailed(f"{name} did not answer in time while drawing; nothing was kept. Try again later.")
-    if isinstance(exc, openai.APIConnectionError):
-        return DrawFailed(f"{name} could not be reached at {base_url} to draw. Check that it is running.")
-    if isinstance(exc, httpx2.HTTPError):
-        return DrawFailed(f"The connection to {name} broke while the image came ({type(exc).__name__}); nothing "
-                          f"was kept. Try again.")
-    log.exception("images: drawing with %s failed", name)
-    return DrawFailed(f"{name} did not answer as the OpenAI images API does ({type(exc).__name__}). Check the "
-                      f"provider's base URL and the model in Settings → Images.")
+    return DrawFailed(api_failure.sentence(exc, provider.name, model, base_url, DRAWING))

@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 
 from backend.core.text import well_formed
 from backend.features.images import picture
-from backend.providers import StreamControl
+from backend.providers import StreamControl, api_failure
 
 DEFAULT_TIMEOUT_S = 300.0  # a local Stable Diffusion on a CPU, or a large GPT image, takes minutes
 JSON_SLACK = 1024 * 1024  # an answer's JSON around its base64 image: the prompt echoed, settings, info
@@ -146,29 +146,7 @@ def _quoted(body: bytes) -> str:
     return f" ({text[:80]!r})" if text else ""
 
 
-def upstream_message(body) -> str:
-    """The message an error answer carries (OpenAI's {"error": {"message"}}, FastAPI's {"detail"},
-    {"error": str}), short and on one line; "" when none."""
-    if isinstance(body, (bytes, bytearray)):
-        try:
-            body = json.loads(bytes(body))
-        except (ValueError, RecursionError):
-            return ""
-    message = ""
-    if isinstance(body, dict):
-        err = body.get("error")
-        # OpenAI: {"error": {"message"}}; Automatic1111: {"error": its type, "detail", "errors": the words}.
-        said = [err.get("message")] if isinstance(err, dict) else [body.get("errors"), body.get("detail"),
-                                                                    body.get("message"), err]
-        for text in said:
-            if isinstance(text, list) and text and isinstance(text[0], dict):  # FastAPI's validation errors
-                text = text[0].get("msg")
-            if isinstance(text, str) and text.strip():
-                message = text
-                break
-    return " ".join(message.split())[:200]
-
-
-def said(message: str) -> str:
-    """The upstream's words as a clause, else a full stop."""
-    return f": {message!r}." if message else "."
+# The upstream's words in an error answer, and as a clause: shared with the other features that call a
+# provider's API (backend/providers/api_failure.py).
+upstream_message = api_failure.upstream_message
+said = api_failure.said

@@ -13,12 +13,12 @@ from typing import IO
 
 from backend.core.errors import ProviderError
 from backend.core.types import ProviderConfig
+from backend.providers import api_failure
 from backend.providers.wire import client_timeout, openai_base_url, sendable_key
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 300.0  # a long recording on a busy server; a transcription sends nothing until done
-MESSAGE_CHARS = 300  # of an upstream error message, quoted in the sentence
 
 
 class SttFailed(Exception):
@@ -54,43 +54,11 @@ def transcribe(provider: ProviderConfig, model: str, file: IO[bytes], filename: 
     return " ".join(text.split())
 
 
-def _said(body) -> str:
-    """`: "<the provider's message>".` when the error body has one, else `.`."""
-    # The SDK hands over the body's "error" object; a server may also answer {"error": "…"} or {"detail": "…"}.
-    error = body.get("error", body) if isinstance(body, dict) else body
-    message = error.get("message") or error.get("detail") if isinstance(error, dict) else error
-    if not isinstance(message, str) or not message.strip():
-        return "."
-    message = " ".join(message.split())
-    if len(message) > MESSAGE_CHARS:
-        message = message[:MESSAGE_CHARS] + "…"
-    return f': "{message}".'
-
-
 def _failure(exc: Exception, provider: ProviderConfig, model: str, base_url: str) -> SttFailed:
     """The sentence for a transcription that got no text."""
-    import httpx2
-    import openai
-
-    name = provider.name
-    if isinstance(exc, openai.APIStatusError):
-        status, said = exc.status_code, _said(exc.body)
-        if status in (401, 403):
-            return SttFailed(f"{name} refused the API key (HTTP {status}) when asked to transcribe{said} Check the "
-                             f"key for {name} in Settings → Providers.")
-        if status == 404:
-            return SttFailed(f"{name} has no transcription API or no model {model!r} at {base_url} (HTTP 404){said} "
-                             f"Check the model in Settings → Voice.")
-        if status == 429:
-            return SttFailed(f"{name} is rate-limiting or out of credit (HTTP 429){said} Try again later.")
-        if 400 <= status < 500:
-            return SttFailed(f"{name} refused to transcribe this recording with {model} (HTTP {status}){said}")
-        return SttFailed(f"{name} failed while transcribing (HTTP {status}){said} Try again later.")
-    if isinstance(exc, (openai.APITimeoutError, httpx2.TimeoutException)):
-        return SttFailed(f"{name} did not finish the transcription within {timeout_s():g} s. Try again later, or "
-                         f"send a shorter recording.")
-    if isinstance(exc, openai.APIConnectionError):
-        return SttFailed(f"{name} could not be reached at {base_url} to transcribe. Check that it is running.")
-    log.exception("voice: transcribing with %s failed", name)
-    return SttFailed(f"{name} did not answer as the OpenAI audio API does ({type(exc).__name__}). Check the "
-                     f"provider's base URL and the model in Settings → Voice.")
+    task = api_failure.Task(
+        doing="transcribe", refusing="transcribe this recording", while_doing="transcribing",
+        api="transcription API", model_kind="model", settings="Settings → Voice",
+        timeout=f"{provider.name} did not finish the transcription within {timeout_s():g} s. Try again later, or "
+                f"send a shorter recording.")
+    return SttFailed(api_failure.sentence(exc, provider.name, model, base_url, task))

@@ -7,7 +7,6 @@ retries nothing: every failure is a 502 whose sentence names the provider (and i
 """
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from typing import Final
@@ -16,7 +15,7 @@ from backend.core.errors import ProviderError
 from backend.core.types import ProviderConfig
 from backend.features.voice import tts_audio
 from backend.features.voice.tts_audio import Speech, SpeechFailed
-from backend.providers import StreamControl
+from backend.providers import StreamControl, api_failure
 from backend.providers.wire import client_timeout, openai_base_url, sendable_key
 
 log = logging.getLogger(__name__)
@@ -24,6 +23,9 @@ log = logging.getLogger(__name__)
 FORMAT: Final = "mp3"
 BODY_CAP = 64 * 1024 * 1024  # far above 4 096 characters of speech in any of the formats
 TOTAL_S = 300.0  # a whole answer, however slowly it trickles in
+READING = api_failure.Task(doing="read aloud", refusing="read this aloud", while_doing="reading aloud",
+                           api="speech API", model_kind="speech model", settings="Settings → Voice",
+                           refused_fix=" Check the model and the voice in Settings → Voice.", broke="the audio")
 
 
 def speak(provider: ProviderConfig, model: str, voice: str, text: str, speed: float) -> Speech:
@@ -76,56 +78,12 @@ def _read_capped(chunks, length: str | None, provider: ProviderConfig) -> bytes:
     return bytes(out)
 
 
-def _said(body) -> str:
-    """The upstream's own words ({"error": {"message"}}, {"detail"}, {"error": str}) as a clause, else "."."""
-    if isinstance(body, (bytes, str)):
-        try:
-            body = json.loads(body)
-        except ValueError:
-            return "."
-    message = ""
-    if isinstance(body, dict):
-        err = body.get("error")
-        for text in ([err.get("message")] if isinstance(err, dict) else [body.get("detail"), body.get("message"), err]):
-            if isinstance(text, str) and text.strip():
-                message = " ".join(text.split())[:300]
-                break
-    return f": {message!r}." if message else "."
-
-
 def _failure(exc: Exception, provider: ProviderConfig, model: str, base_url: str,
              control: StreamControl) -> SpeechFailed:
-    import httpx2
-    import openai
-
-    name = provider.name
-
-    def failed(message: str) -> SpeechFailed:
-        return SpeechFailed(502, "provider_error", message)
-
+    """The sentence for a speech request that got no audio (a 502)."""
     if control.closed:
-        return failed(f"{name} did not finish reading this aloud within {TOTAL_S:g} s, the most Numi waits. "
-                      f"Try a shorter text.")
-    if isinstance(exc, openai.APIStatusError):
-        status, said = exc.status_code, _said(exc.body)
-        if status in (401, 403):
-            return failed(f"{name} refused the API key (HTTP {status}) when asked to read aloud. Check the key "
-                          f"for {name} in Settings → Providers.")
-        if status == 404:
-            return failed(f"{name} has no speech API or no speech model {model!r} at {base_url} (HTTP 404){said} "
-                          f"Check the model in Settings → Voice.")
-        if status == 429:
-            return failed(f"{name} is rate-limiting or out of credit (HTTP 429){said} Try again later.")
-        if 400 <= status < 500:
-            return failed(f"{name} refused to read this aloud with {model} (HTTP {status}){said} Check the model "
-                          f"and the voice in Settings → Voice.")
-        return failed(f"{name} failed while reading aloud (HTTP {status}){said} Try again later.")
-    if isinstance(exc, (openai.APITimeoutError, httpx2.TimeoutException)):
-        return failed(f"{name} did not answer in time while reading aloud. Try again later.")
-    if isinstance(exc, openai.APIConnectionError):
-        return failed(f"{name} could not be reached at {base_url} to read aloud. Check that it is running.")
-    if isinstance(exc, httpx2.HTTPError):
-        return failed(f"The connection to {name} broke while the audio came ({type(exc).__name__}). Try again.")
-    log.exception("voice: reading aloud with %s failed", name)
-    return failed(f"{name} did not answer as the OpenAI speech API does ({type(exc).__name__}). Check the "
-                  f"provider's base URL and the model in Settings → Voice.")
+        message = f"{provider.name} did not finish reading this aloud within {TOTAL_S:g} s, the most Numi waits. " \
+                  f"Try a shorter text."
+    else:
+        message = api_failure.sentence(exc, provider.name, model, base_url, READING)
+    return SpeechFailed(502, "provider_error", message)
