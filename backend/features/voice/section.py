@@ -118,7 +118,7 @@ def _voice(fields: Fields):
     return MISSING if f.errors or MISSING in (out["stt"], out["tts"]) else out
 
 
-def _keys():
+def keys():
     """The app's key store, through the feature's service, inside a request (else None)."""
     from flask import current_app, has_app_context
 
@@ -133,9 +133,9 @@ def _keys():
 
 def shown() -> dict:
     """What GET gives: the setting, each engine with why it cannot work now (or null)."""
-    value, keys = stored(), _keys()
-    return {**value, "stt": {**value["stt"], "problem": problem("stt", keys)},
-            "tts": {**value["tts"], "problem": problem("tts", keys)}}
+    value, store = stored(), keys()
+    return {**value, "stt": {**value["stt"], "problem": problem("stt", store)},
+            "tts": {**value["tts"], "problem": problem("tts", store)}}
 
 
 SECTION = Section(SETTING, DEFAULTS, _voice, current=stored, shown=shown)

@@ -10,14 +10,13 @@ empty file or one that is not audio that decodes; 409 a provider engine that can
 """
 from __future__ import annotations
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from backend.core.types import ProviderConfig
 from backend.errors import ApiError, invalid
 from backend.features.voice import audio_in, section, stt_offline, stt_provider, stt_upload
 from backend.store import chats
-from backend.turns import features
 
 bp = Blueprint("voice_stt", __name__)
 
@@ -29,10 +28,6 @@ def _too_large() -> ApiError:
     return ApiError(413, "audio_too_large", f"The recording is larger than {MAX_BYTES // (1024 * 1024)} MB, the "
                                             f"most Numi transcribes. Send a shorter or more compressed recording.")
 
-
-def _keys():
-    service = features.service(current_app, section.SETTING)
-    return getattr(service, "keys", None)
 
 
 def _provider(config: dict, keys) -> ProviderConfig:
@@ -74,7 +69,7 @@ def _receive() -> stt_upload.Recording:
 @bp.post("/api/audio/transcriptions")
 def transcriptions():
     config = section.stored()["stt"]
-    keys = _keys()
+    keys = section.keys()
     provider = _provider(config, keys) if config["backend"] == "provider" else None
     recording = _receive()
     try:

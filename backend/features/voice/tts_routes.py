@@ -11,7 +11,7 @@
 """
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app
+from flask import Blueprint, Response
 
 from backend.core.types import ProviderConfig
 from backend.errors import ApiError
@@ -20,17 +20,12 @@ from backend.features.voice.tts_audio import Speech, SpeechFailed
 from backend.fields import Fields
 from backend.request_body import json_body
 from backend.store import chats
-from backend.turns import features
 
 bp = Blueprint("voice_tts", __name__)
 
 TEXT_MAX = 4096
 DEFAULT_PROVIDER_VOICE = "alloy"
 
-
-def _keys():
-    service = features.service(current_app, "voice")
-    return getattr(service, "keys", None)
 
 
 @bp.post("/api/audio/speech")
@@ -76,7 +71,7 @@ def _offline(config: dict, text: str, voice: str | None) -> Speech:
 
 
 def _provider(config: dict, text: str, voice: str | None) -> Speech:
-    keys = _keys()
+    keys = section.keys()
     problem = section.problem("tts", keys)
     found = chats.provider(config["provider_id"])
     if problem is not None or found is None:
