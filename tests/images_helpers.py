@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from tests.fake_images import Answer, FakeImages
 from tests.fakeprovider import script as S
 from tests.sample_files import _png, noise_png, png
@@ -95,3 +97,18 @@ def make_drawing(setup, images: FakeImages) -> Drawing:
 
 __all__ = ["Answer", "Drawing", "FakeImages", "claims", "ended", "gif", "make_drawing", "noise_png", "picture",
            "png", "truncated"]
+
+
+# The fixtures the images tests share: import them into a test module (`from tests.images_helpers
+# import drawing, images`) and pytest finds them there.
+
+@pytest.fixture
+def images():
+    """A loopback fake of the OpenAI images API and the sdapi, for one test."""
+    with FakeImages() as fake:
+        yield fake
+
+
+@pytest.fixture
+def drawing(setup, images) -> Drawing:
+    return make_drawing(setup, images)

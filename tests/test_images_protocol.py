@@ -10,22 +10,10 @@ import io
 import json
 import time
 
-import pytest
 from PIL import Image
 
 from tests.fake_images import OPENAI_PATH, SDAPI_PATH
-from tests.images_helpers import IMAGES_KEY, Drawing, FakeImages, ended, make_drawing, picture
-
-
-@pytest.fixture
-def images():
-    with FakeImages() as fake:
-        yield fake
-
-
-@pytest.fixture
-def drawing(setup, images) -> Drawing:
-    return make_drawing(setup, images)
+from tests.images_helpers import IMAGES_KEY, Drawing, drawing, ended, images, picture  # noqa: F401 (drawing, images: fixtures)
 
 
 def step_message(drawing: Drawing, chat: str, call_id: str = "c1") -> dict:

@@ -11,21 +11,10 @@ import pytest
 
 from tests.fake_images import OPENAI_PATH, SDAPI_PATH
 from tests.fakeprovider import script as S
-from tests.images_helpers import Drawing, FakeImages, make_drawing, picture, truncated
+from tests.images_helpers import Drawing, drawing, images, picture, truncated  # noqa: F401 (drawing, images: fixtures)
 
 MB = 1024 * 1024
 PROMPT = "A lighthouse on a cliff at dusk, oil painting"
-
-
-@pytest.fixture
-def images():
-    with FakeImages() as fake:
-        yield fake
-
-
-@pytest.fixture
-def drawing(setup, images) -> Drawing:
-    return make_drawing(setup, images)
 
 
 @pytest.fixture(params=["openai", "sdapi"])

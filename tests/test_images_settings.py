@@ -12,20 +12,9 @@ import zipfile
 import pytest
 
 from tests.chat_samples import import_file
-from tests.images_helpers import Drawing, FakeImages, make_drawing, picture
+from tests.images_helpers import Drawing, drawing, images, picture  # noqa: F401 (drawing, images: fixtures)
 
 DEFAULT = {"backend": None, "provider_id": None, "model": None, "url": None, "size": None, "problem": None}
-
-
-@pytest.fixture
-def images():
-    with FakeImages() as fake:
-        yield fake
-
-
-@pytest.fixture
-def drawing(setup, images) -> Drawing:
-    return make_drawing(setup, images)
 
 
 def settings_of(api) -> dict:

@@ -25,7 +25,7 @@ from playwright.sync_api import expect
 from tests.e2e.ui import CHROMIUM, open_chat, replies, send, shot, sign_in, wait_chat_ready
 from tests.fake_images import SDAPI_PATH
 from tests.fakeprovider import script as S
-from tests.images_helpers import Drawing, FakeImages, make_drawing, picture
+from tests.images_helpers import Drawing, drawing, images, picture  # noqa: F401 (drawing, images: fixtures)
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"browser tests need Chromium at {CHROMIUM}")
 
@@ -33,17 +33,6 @@ NO_BACKEND = "Choose an image backend in Settings → Images"
 # A prompt that would be markup (and a script) if the page ever made it so.
 PROMPT = 'A <b>red</b> fox asleep in fresh snow <img src=x onerror="window.__owned=1">'
 PROMPT_FILE = "a-b-red-b-fox-asleep-in-fresh"  # the server's name for it: its first eight words
-
-
-@pytest.fixture
-def images():
-    with FakeImages() as fake:
-        yield fake
-
-
-@pytest.fixture
-def drawing(setup, images) -> Drawing:
-    return make_drawing(setup, images)
 
 
 def record_frames(page) -> list[dict]:
