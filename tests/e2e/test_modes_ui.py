@@ -50,7 +50,7 @@ def test_the_mode_switch_is_keyboard_reachable_saved_and_follows_changes(page, t
     expect(switch).to_have_attribute("title", "Ask mode: Each tool runs or asks as its approval settings say.")
     # From the message box, Tab reaches the model picker and then the switch.
     page.locator(".composer-input").focus()
-    for _ in range(5):
+    for _ in range(10):  # past the box's own buttons (dictation, research, image, send) and the picker
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.classList.contains('mode-select')"):
             break

@@ -49,7 +49,19 @@ const READABLE = "images, text files (code, Markdown, CSV, JSON) and PDFs";
 // (at a 420 px window the long one took four lines). The keys stay in aria-keyshortcuts.
 const HINT_LONG = "Message Numi…  (Enter to send, Shift+Enter for a new line)";
 const HINT_SHORT = "Message Numi…";
-const HINT_LONG_MIN_PX = 480; // the long hint's width at the composer's font, with a margin
+const HINT_MARGIN_PX = 8; // room kept beside the long hint, so a rounding never wraps it
+
+// The long hint's width in the box's font, measured once per font (fonts differ by platform).
+const hintWidths = new Map();
+function longHintWidth(input) {
+  const font = getComputedStyle(input).font;
+  if (!hintWidths.has(font)) {
+    const ctx = document.createElement("canvas").getContext("2d");
+    ctx.font = font;
+    hintWidths.set(font, ctx.measureText(HINT_LONG).width);
+  }
+  return hintWidths.get(font);
+}
 
 export class Composer {
   /** @param hooks {{send(text): boolean, stop(), discard(messageId), model(): string|null, setModel(id), editLast(): boolean,
@@ -124,7 +136,7 @@ export class Composer {
       new ResizeObserver(([entry]) => {
         if (entry.contentRect.width === width) return;
         width = entry.contentRect.width;
-        const hint = width >= HINT_LONG_MIN_PX ? HINT_LONG : HINT_SHORT;
+        const hint = width >= longHintWidth(this.input) + HINT_MARGIN_PX ? HINT_LONG : HINT_SHORT;
         if (this.input.placeholder !== hint) this.input.placeholder = hint;
         this._fit();
       }).observe(this.input);
