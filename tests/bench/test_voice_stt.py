@@ -34,19 +34,22 @@ def test_offline_transcription_real_time_factor():
     references = [p.with_suffix(".txt").read_text().strip() for p in paths]
     stt_offline.warm()
     started = time.monotonic()
-    baseline = Decoder(loglevel="FATAL")
+    baseline = None if SMOKE else Decoder(loglevel="FATAL")
 
     def default_transcribe(pcm: bytes) -> str:
+        assert baseline is not None
         baseline.start_utt()
         baseline.process_raw(pcm, False, True)
         baseline.end_utt()
         hyp = baseline.hyp()
         return hyp.hypstr if hyp is not None else ""
 
-    rtf: dict[str, list[float]] = {"numi": [], "default": []}
-    errors = {"numi": [0, 0], "default": [0, 0]}
+    # A smoke run only sees that the path works: the baseline's decoder costs seconds to load.
+    sides = ("numi",) if SMOKE else ("numi", "default")
+    rtf: dict[str, list[float]] = {who: [] for who in sides}
+    errors = {who: [0, 0] for who in sides}
     for i in range(RUNS):
-        for who in (("numi", "default") if i % 2 == 0 else ("default", "numi")):
+        for who in (sides if i % 2 == 0 else sides[::-1]):
             hear = stt_offline.transcribe if who == "numi" else default_transcribe
             seconds = audio_s = 0.0
             for path, reference in zip(paths, references):
@@ -62,7 +65,7 @@ def test_offline_transcription_real_time_factor():
             rtf[who].append(seconds / audio_s)
     wer = {who: e / n for who, (e, n) in errors.items()}
     median = {who: statistics.median(values) for who, values in rtf.items()}
-    ratio = median["numi"] / median["default"]
+    ratio = median["numi"] / median["default"] if "default" in median else None
     report = {"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpus": os.cpu_count(), "runs": RUNS,
               "fixtures": len(paths), "rtf": {who: {"median": median[who], "min": min(v), "max": max(v), "all": v}
                                               for who, v in rtf.items()},
@@ -70,11 +73,12 @@ def test_offline_transcription_real_time_factor():
     path = write_artifact("voice_stt.json", report)
 
     print(f"\nvoice_stt  {len(paths)} recordings, {RUNS} runs; {os.cpu_count()} CPUs")
-    for who in ("numi", "default"):
+    for who in sides:
         values = rtf[who]
         print(f"voice_stt  {who:>7}: RTF median {median[who]:.3f}, range {min(values):.3f}–{max(values):.3f}; "
               f"WER {wer[who]:.3f}")
-    print(f"voice_stt  Numi's decoder takes {ratio:.2f}× the time of pocketsphinx's defaults; "
-          f"RTF target ≤ {TARGET_RTF} {verdict(median['numi'] <= TARGET_RTF)}")
+    if ratio is not None:
+        print(f"voice_stt  Numi's decoder takes {ratio:.2f}× the time of pocketsphinx's defaults")
+    print(f"voice_stt  RTF target ≤ {TARGET_RTF} {verdict(median['numi'] <= TARGET_RTF)}")
     print(f"voice_stt  figures: {path}")
     assert on_target(median["numi"] <= GROSS_RTF), f"offline transcription RTF {median['numi']:.2f}"
