@@ -57,7 +57,6 @@ class CompareTurn:
                              column=Column(self.id, self.cancel, gate, model_id, row))
                         for model_id, row in zip(model_ids, rows)]
         self.approvals = CompareApprovals(self.columns)
-        self.statuses: list[TurnOutcome] = []
 
     # What the registry reads of a running turn, over every column.
 
@@ -96,7 +95,16 @@ class CompareTurn:
             thread.start()
         for thread in threads:
             thread.join()
-        self.statuses = statuses
         if self.cancel.is_set():
             return CANCELLED
         return COMPLETED if COMPLETED in statuses else FAILED
+
+
+def compared_models(user_message_id: int | None) -> list[str]:
+    """The models a user message was sent to compare (its `compare`), or none."""
+    if user_message_id is None:
+        return []
+    row = history.by_ids([user_message_id]).get(user_message_id)
+    parts = row.content_parts if row is not None and isinstance(row.content_parts, dict) else {}
+    models = parts.get("compare")
+    return [m for m in models if isinstance(m, str)] if isinstance(models, list) else []

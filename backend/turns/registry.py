@@ -22,7 +22,7 @@ from backend.store.compactions import Checkpoint
 from backend.store.db import db
 from backend.store.serialize import file_to_dict, files_by_id, message_attachments, message_preview
 from backend.turns import features, next_request, vision_check
-from backend.turns.compare import CompareTurn
+from backend.turns.compare import CompareTurn, compared_models
 from backend.turns.hub import ChatHub
 from backend.turns.queue_rules import ChatQueue, Queue, Refuse, Start
 from backend.turns.runner import Turn
@@ -540,13 +540,3 @@ class TurnRegistry:
         if status == COMPLETED and turn.final_message_id is not None and not self._closing:
             threading.Thread(target=maybe_title, args=(self.services, turn.hub, chat_id, turn.model_id),
                              name="title", daemon=True).start()
-
-
-def compared_models(user_message_id: int | None) -> list[str]:
-    """The models a user message was sent to compare (its `compare`), or none."""
-    if user_message_id is None:
-        return []
-    row = history.by_ids([user_message_id]).get(user_message_id)
-    parts = row.content_parts if row is not None and isinstance(row.content_parts, dict) else {}
-    models = parts.get("compare")
-    return [m for m in models if isinstance(m, str)] if isinstance(models, list) else []

@@ -9,7 +9,7 @@
 // status}. The events of a column carry `model_id`: web/js/reducer.js gives those only to the
 // handlers here (`columnEvents`), so they never touch the branch's messages.
 
-import { NEW_EPOCH, turnRunning, updateMessage } from "./chat-state.js";
+import { NEW_EPOCH, updateMessage } from "./chat-state.js";
 
 // turn_end status → the status a column still streaming ends with.
 const END_STATUS = { completed: "complete", cancelled: "cancelled", failed: "error", limit: "error" };
@@ -118,7 +118,7 @@ export const columnEvents = {
       const running = e.status === "streaming";
       // The columns share one turn: it runs while any of them does.
       const was = state.turn && state.turn.id === e.turn_id ? state.turn : null;
-      const status = running || turnRunning({ turn: was }) ? "running" : TURN_STATUS[e.status] || "completed";
+      const status = running || was?.status === "running" ? "running" : TURN_STATUS[e.status] || "completed";
       next.turn = { id: e.turn_id, status, userMessageId: was?.userMessageId ?? null, messageId: null,
                     messageIds: [], modelId: null };
     }

@@ -36,7 +36,7 @@ import { ApprovalPane } from "./approval-pane.js";
 import { QuestionPane } from "./question-pane.js";
 import { ScrollFollow } from "./chat-scroll.js";
 import { DocDock } from "./doc-dock.js";
-import { CompareBlock } from "./compare-view.js";
+import { CompareBlocks } from "./compare-view.js";
 import { repliesInColumns } from "../../js/compare.js";
 import { ReplyReader } from "../reply-reader.js";
 import { reader } from "../read-aloud.js";
@@ -111,7 +111,7 @@ export class ChatView {
     this.marks = new ContextMarks();
     this.research = new ResearchProgress();
     this.memoryChips = new Map(); // reply id → its "Memory saved · Undo" chips (views/memory-chip.js)
-    this.compareBlocks = new Map(); // a compare's user message id → its columns (views/compare-view.js)
+    this.compares = new CompareBlocks(session, (m) => this._send(m.content, { compare: m.compare }));
     if (session) session.draft = () => this.composer.draft();
     this._keepDraft(session);
     this.el = h("section", { class: "chat", "aria-label": "Chat" }, this.header.el, this.scroller, this.composer.el);
@@ -366,7 +366,7 @@ export class ChatView {
     if (!s.loaded) return;
     const thread = this.threadInputs.read(source);
     const compares = this.compareInputs.read(source);
-    if (compares) this._updateCompares(compares);
+    if (compares) this.compares.update(compares);
     if (thread) {
       const restore = this.scroll.keepPlace(this.list);
       this._renderMessages(thread);
@@ -485,11 +485,8 @@ export class ChatView {
       if (!this.memoryChips.has(id)) this.memoryChips.set(id, new MemoryChips());
       after.set(id, [...(after.get(id) || []), this.memoryChips.get(id).element(chips)]);
     }
-    // A compare's columns go after the message that asked it (_updateCompares draws them).
-    for (const m of order) {
-      if (m.role !== "user" || !Array.isArray(m.compare) || m.status === "queued") continue;
-      after.set(m.id, [...(after.get(m.id) || []), this._compareBlock(m).el]);
-    }
+    // A compare's columns go after the message that asked it.
+    for (const [id, el] of this.compares.placed(order)) after.set(id, [...(after.get(id) || []), el]);
     const placed = new Set();
     this.backlog = false;
     let prev = null;
@@ -520,42 +517,12 @@ export class ChatView {
     }
     for (const el of [this.marks.divider, this.marks.note, this.research.el]) if (!placed.has(el)) el.remove();
     for (const [id, chips] of this.memoryChips) if (!placed.has(chips.el)) { chips.el.remove(); this.memoryChips.delete(id); }
-    for (const [id, block] of this.compareBlocks) if (!placed.has(block.el)) { block.el.remove(); this.compareBlocks.delete(id); }
+    this.compares.prune(placed);
     if (this.backlog) {
       // Bubbles still to build: the next frame draws the thread again, whatever changed.
       this.threadInputs.forget();
       schedule();
     }
-  }
-
-  /** Each compare's columns as its state stands (read from the server when this window has none). */
-  _updateCompares(inp) {
-    const branchIds = new Set(inp.shown.map((m) => m.id));
-    for (const m of inp.shown) {
-      if (m.role !== "user" || !Array.isArray(m.compare) || m.status === "queued") continue;
-      const entry = inp.compares[m.id] || null;
-      if (!entry) this.session.loadCompare(m.id);
-      this._compareBlock(m).update(entry, { branchIds, running: inp.running, models: m.compare });
-    }
-  }
-
-  /** The columns of the compare message `m` asked (made once, then updated). */
-  _compareBlock(m) {
-    let block = this.compareBlocks.get(m.id);
-    if (!block) {
-      block = new CompareBlock({
-        use: async (messageId) => {
-          try {
-            await this.session.useReply(messageId);
-          } catch (err) {
-            toast(err.message || "That reply could not be made the chat's.");
-          }
-        },
-        again: () => this._send(m.content, { compare: m.compare }),
-      });
-      this.compareBlocks.set(m.id, block);
-    }
-    return block;
   }
 
   _dropView(view) {

@@ -8,6 +8,7 @@ import { modelLabel } from "../store.js";
 import { StreamRenderer } from "../stream-render.js";
 import { columnFigures, activeColumn } from "../../js/compare.js";
 import { errorText } from "./message.js";
+import { toast } from "./toast.js";
 
 const STATUS = { streaming: "writing…", complete: "done", cancelled: "stopped", error: "failed",
                  interrupted: "interrupted", limit: "failed" };
@@ -127,5 +128,55 @@ export class CompareBlock {
     }
     for (const [id, view] of this.columns) if (!live.has(id)) { view.el.remove(); this.columns.delete(id); }
     order.forEach((el, i) => { if (this.grid.children[i] !== el) this.grid.insertBefore(el, this.grid.children[i] || null); });
+  }
+}
+
+const asksCompare = (m) => m.role === "user" && Array.isArray(m.compare) && m.status !== "queued";
+
+/** The chat's compares: a block per message that asked one, made once, updated as its columns stream. */
+export class CompareBlocks {
+  /** @param session the ChatSession; @param again(m) sends message m's text to its models once more */
+  constructor(session, again) {
+    this.session = session;
+    this.again = again;
+    this.blocks = new Map(); // the asking message's id → its CompareBlock
+  }
+
+  /** The element of each compare's block, by the id of the message it goes after. */
+  placed(messages) {
+    return messages.filter(asksCompare).map((m) => [m.id, this._block(m).el]);
+  }
+
+  /** Each compare's columns as its state stands (read from the server when this window has none). */
+  update({ compares, shown, running }) {
+    const branchIds = new Set(shown.map((m) => m.id));
+    for (const m of shown.filter(asksCompare)) {
+      const entry = compares[m.id] || null;
+      if (!entry) this.session.loadCompare(m.id);
+      this._block(m).update(entry, { branchIds, running, models: m.compare });
+    }
+  }
+
+  /** Take out the blocks not among `kept` (elements the thread placed). */
+  prune(kept) {
+    for (const [id, block] of this.blocks) if (!kept.has(block.el)) { block.el.remove(); this.blocks.delete(id); }
+  }
+
+  _block(m) {
+    let block = this.blocks.get(m.id);
+    if (!block) {
+      block = new CompareBlock({
+        use: async (messageId) => {
+          try {
+            await this.session.useReply(messageId);
+          } catch (err) {
+            toast(err.message || "That reply could not be made the chat's.");
+          }
+        },
+        again: () => this.again(m),
+      });
+      this.blocks.set(m.id, block);
+    }
+    return block;
   }
 }
