@@ -62,6 +62,8 @@ export class ReplyReader {
       return;
     }
     if (event.type !== "content" || event.model_id != null) return; // a compare's column: not read by itself
+    // Per token: nothing more to do while no reply is read and none is read as it comes.
+    if (!this.follow && !app.settings?.voice?.auto_read) return;
     const id = event.message_id ?? state.turn?.messageId;
     const msg = state.messages.findLast((m) => m.id === id);
     if (!msg || msg.role !== "assistant") return;

@@ -52,8 +52,9 @@ export class SpeechText {
   }
 
   _take(text, final) {
-    // A reply started over (not a continuation of what was settled): read it afresh.
-    if (!text.startsWith(this.text)) this.reset();
+    // A reply started over (not a continuation of what was settled): read it afresh. Per token, so
+    // only the end of what was read is compared, not the whole reply (a streaming reply only grows).
+    if (!continues(text, this.text)) this.reset();
     this.text = text;
     const { sentences, commit } = parse(text, this.base, final);
     this.base = commit;
@@ -62,6 +63,14 @@ export class SpeechText {
     this.given = Math.max(this.given, first + sentences.length);
     return out;
   }
+}
+
+const SEAM = 64; // characters compared where a growing text must go on from the one read before
+
+function continues(text, before) {
+  if (text.length < before.length) return false;
+  const from = Math.max(0, before.length - SEAM);
+  return text.startsWith(before.slice(from), from) && text.startsWith(before.slice(0, Math.min(SEAM, before.length)));
 }
 
 /** All the sentences of a whole text (the same as feeding it and finishing). */
